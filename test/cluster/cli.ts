@@ -1,0 +1,67 @@
+// npm run cluster -- up | down | status | env
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { repoRoot } from '../support/paths.ts';
+import { LocalCluster } from './cluster.ts';
+import { isAlive, readState } from './state.ts';
+import { probe } from './http.ts';
+
+const dir = join(repoRoot, '.cluster');
+
+async function up(): Promise<void> {
+  const running = LocalCluster.attach(dir);
+  if (running) {
+    console.log(`already running: ${running.state.server} (Kubernetes ${running.state.version})`);
+    return;
+  }
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const started = Date.now();
+  const cluster = await LocalCluster.startDetached(dir);
+  console.log(`local cluster ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${cluster.state.server} ` +
+    `(Kubernetes ${cluster.state.version}, nodes ${cluster.state.nodes.join(', ')})`);
+  console.log(`kubeconfig: ${cluster.state.kubeconfig}\nnext: eval "$(npm run -s cluster -- env)"`);
+}
+
+async function down(): Promise<void> {
+  const cluster = LocalCluster.attach(dir);
+  if (cluster) await cluster.stop();
+  await rm(dir, { recursive: true, force: true });
+  console.log(cluster ? 'local cluster stopped' : 'no local cluster was running');
+}
+
+async function status(): Promise<number> {
+  const state = readState(dir);
+  if (!state || !isAlive(state.supervisorPid)) {
+    console.log('not running (start it with: npm run cluster -- up)');
+    return 1;
+  }
+  console.log(`running: ${state.server} (Kubernetes ${state.version}), folder ${state.dir}`);
+  for (const [name, pid] of Object.entries(state.pids)) {
+    console.log(`  ${name.padEnd(24)} pid ${String(pid).padEnd(8)} ${isAlive(pid) ? 'up' : 'DOWN'}  log ${state.logs[name]}`);
+  }
+  const tls = { ca: join(dir, 'pki/ca.crt'), cert: join(dir, 'pki/admin.crt'), key: join(dir, 'pki/admin.key') };
+  const ready = await probe(`${state.server}/readyz`, tls).then((r) => r.status === 200, () => false);
+  console.log(`  apiserver /readyz: ${ready ? 'ok' : 'failing'}`);
+  return ready ? 0 : 1;
+}
+
+function env(): number {
+  const state = readState(dir);
+  if (!state) {
+    console.error('not running (start it with: npm run cluster -- up)');
+    return 1;
+  }
+  console.log(`export KUBECONFIG=${state.kubeconfig}`);
+  console.log(`export PATH=${dirname(join(state.bin, 'kubectl'))}:$PATH`);
+  return 0;
+}
+
+const command = process.argv[2];
+const commands: Record<string, () => Promise<number | void> | number> = { up, down, status, env };
+const action = command ? commands[command] : undefined;
+if (!action) {
+  console.error('usage: npm run cluster -- up | down | status | env');
+  process.exit(2);
+}
+process.exitCode = (await action()) ?? 0;

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { LocalCluster } from '../cluster/cluster.ts';
+import { waitFor } from './wait.ts';
+
+/** The cluster `npm test` started (or reused) for this run. */
+export function testCluster(): LocalCluster {
+  const dir = process.env.KEELSON_CLUSTER_DIR;
+  const cluster = dir ? LocalCluster.attach(dir) : undefined;
+  if (!cluster) throw new Error('no local cluster for this test: run it through `npm test`');
+  return cluster;
+}
+
+/**
+ * A fresh namespace for one test file, ready for Pods (its default ServiceAccount exists). Deleted by
+ * `cleanup`, without waiting, so that tests do not pay for namespace finalization.
+ */
+export async function freshNamespace(cluster: LocalCluster, prefix: string):
+Promise<{ name: string; cleanup: () => Promise<void> }> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await cluster.kubectl(['create', 'namespace', name]);
+  await waitFor(`the default ServiceAccount in ${name}`,
+    async () => (await cluster.kubectl(['get', 'serviceaccount', 'default', '-n', name], { allowFailure: true })).code === 0);
+  return {
+    name,
+    cleanup: async () => {
+      await cluster.kubectl(['delete', 'namespace', name, '--wait=false'], { allowFailure: true });
+    },
+  };
+}
