@@ -1,0 +1,112 @@
+// A custom kind of the keelson.dev API, and the CustomResourceDefinition that serves it.
+import type { ObjectNode, OpenApiSchema } from './schema.ts';
+
+export const group = 'keelson.dev';
+export const version = 'v1alpha1';
+export const apiVersion = `${group}/${version}`;
+export const category = 'keelson';
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description: string;
+  priority?: number;
+}
+
+export interface KindDefinition<Spec, Status> {
+  kind: string;
+  /** The lower-case kind plus "s", as every Keelson kind's plural is. */
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  /** What one object of the kind is, for `kubectl explain KIND`. */
+  description: string;
+  spec: ObjectNode<Spec, true>;
+  status: ObjectNode<Status>;
+  printerColumns: PrinterColumn[];
+}
+
+/** The object a controller reads: metadata as the apiserver returns it, spec and status typed by the schema. */
+export interface Resource<Spec, Status> {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation: number;
+    resourceVersion: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+  };
+  spec: Spec;
+  status?: Partial<Status>;
+}
+
+export type ResourceOf<D> = D extends KindDefinition<infer Spec, infer Status> ? Resource<Spec, Status> : never;
+
+const readyColumn: PrinterColumn = {
+  name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+  description: 'Whether the object is in the state its spec asks for.',
+};
+const ageColumn: PrinterColumn = {
+  name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.',
+};
+
+export function defineKind<Spec, Status>(
+  definition: Omit<KindDefinition<Spec, Status>, 'plural' | 'singular'>): KindDefinition<Spec, Status> {
+  const singular = definition.kind.toLowerCase();
+  return { ...definition, singular, plural: `${singular}s` };
+}
+
+export function crdName(definition: KindDefinition<unknown, unknown>): string {
+  return `${definition.plural}.${group}`;
+}
+
+/** The kind's CustomResourceDefinition as a plain manifest (keys exactly as the apiserver expects them). */
+export function customResourceDefinition(definition: KindDefinition<unknown, unknown>): Record<string, unknown> {
+  const columns = [...definition.printerColumns];
+  if (!columns.some((c) => c.name === 'Ready')) columns.push(readyColumn);
+  columns.push(ageColumn);
+  const openAPIV3Schema: OpenApiSchema = {
+    type: 'object',
+    description: definition.description,
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string', description: 'The versioned schema of this object: keelson.dev/v1alpha1.' },
+      kind: { type: 'string', description: `The kind of this object: ${definition.kind}.` },
+      metadata: { type: 'object' },
+      spec: definition.spec.openApi,
+      status: definition.status.openApi,
+    },
+  };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: crdName(definition), labels: { 'app.kubernetes.io/part-of': 'keelson' } },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: {
+        kind: definition.kind,
+        listKind: `${definition.kind}List`,
+        plural: definition.plural,
+        singular: definition.singular,
+        shortNames: definition.shortNames,
+        categories: [category],
+      },
+      versions: [{
+        name: version,
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema },
+        subresources: { status: {} },
+        additionalPrinterColumns: columns,
+      }],
+    },
+  };
+}

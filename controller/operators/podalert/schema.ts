@@ -1,0 +1,63 @@
+import { dns1123Subdomain, labelSelector, statusOf } from '../../api/common.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, boolean, integer, object, string, type Infer } from '../../api/schema.ts';
+
+export const podAlertSpec = object({
+  alerts: object({
+    checkRunningPods: boolean({ description: 'Report pods that are not running and ready; false turns the check ' +
+      'off and clears alerts.', required: true }),
+  }, { description: 'What to alert on.', required: true }),
+  selector: labelSelector('The pods to watch; default every pod in the PodAlert\'s namespace.'),
+  gracePeriodSeconds: integer({ description: 'How long a pod may be unhealthy before it counts.', minimum: 0,
+    maximum: 86400, default: 60 }),
+  logLines: integer({ description: 'Lines of the failing container\'s log to capture (the previous instance for a ' +
+    'crash loop).', minimum: 0, maximum: 200, default: 20 }),
+  webhook: object({
+    secretRef: object({
+      name: string({ description: 'The Secret in the PodAlert\'s namespace.', required: true, maxLength: 253,
+        pattern: dns1123Subdomain }),
+      key: string({ description: 'The key whose value is the webhook URL.', required: true, maxLength: 253,
+        pattern: '^[-._a-zA-Z0-9]+$' }),
+    }, { description: 'Where the webhook URL is kept: never in the spec, logs or status.', required: true }),
+  }, { description: 'When set, one JSON POST per new alert and per resolution (Slack-compatible: a text field).' }),
+}, { description: 'Which pods to watch and where to send alerts.', required: true });
+
+const containerReport = object({
+  name: string({ description: 'The container.', required: true }),
+  state: string({ description: 'waiting, running or terminated.', required: true }),
+  ready: boolean({ description: 'Whether the container is ready.' }),
+  reason: string({ description: 'Why it waits or ended, e.g. CrashLoopBackOff.' }),
+  message: string({ description: 'The runtime\'s message.', maxLength: 4096 }),
+  restartCount: integer({ description: 'Restarts so far.', minimum: 0 }),
+}, { description: 'One container\'s state.' });
+
+export const podAlertStatus = statusOf({
+  unhealthyPods: integer({ description: 'Pods unhealthy past the grace period now.', minimum: 0 }),
+  lastEvaluationTime: string({ description: 'When pods were last checked.', format: 'date-time' }),
+  alerts: array(object({
+    pod: string({ description: 'The pod.', required: true }),
+    phase: string({ description: 'The pod\'s phase.', required: true }),
+    since: string({ description: 'When it became unhealthy.', format: 'date-time', required: true }),
+    containers: array(containerReport, { description: 'Each container\'s state.', maxItems: 32 }),
+    container: string({ description: 'The failing container whose log is captured.' }),
+    logTail: string({ description: 'The last lines of the failing container\'s log.', maxLength: 65536 }),
+    logError: string({ description: 'Why no log could be read, when none could.', maxLength: 1024 }),
+  }, { description: 'One unhealthy pod.' }), { description: 'Current alerts, most recent first.', maxItems: 50 }),
+});
+
+export const PodAlert = defineKind({
+  kind: 'PodAlert',
+  shortNames: ['pa'],
+  description: 'PodAlert watches pods in its namespace and reports those unhealthy past a grace period, with each ' +
+    'container\'s state and a tail of the failing container\'s log; optionally posts alerts to a webhook.',
+  spec: podAlertSpec,
+  status: podAlertStatus,
+  printerColumns: [
+    { name: 'Unhealthy', type: 'integer', jsonPath: '.status.unhealthyPods', description: 'Unhealthy pods now.' },
+    { name: 'Checked', type: 'date', jsonPath: '.status.lastEvaluationTime', description: 'The last check.' },
+  ],
+});
+
+export type PodAlertSpec = Infer<typeof podAlertSpec>;
+export type PodAlertStatus = Infer<typeof podAlertStatus>;
+export type PodAlertResource = ResourceOf<typeof PodAlert>;

@@ -1,0 +1,82 @@
+import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
+
+export const phases = ['Creating', 'Running', 'Scaling', 'FailingOver', 'Recovering', 'Upgrading', 'Paused',
+  'Failed'] as const;
+
+const quantities = (description: string) => map(quantity({ description: 'A quantity, e.g. 500m or 1Gi.' }),
+  { description, maxProperties: 16 });
+
+export const postgresClusterSpec = object({
+  size: integer({ description: 'Members: one primary and size-1 streaming replicas.', minimum: 1, maximum: 9,
+    required: true }),
+  version: string({ description: 'The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image ' +
+    'is postgres:<version> unless image is set. A minor change rolls through the members; a major change is ' +
+    'refused.', required: true, maxLength: 16, pattern: '^[1-9][0-9]*(\\.[0-9]+)?$',
+  rules: [{ rule: "int(self.find('^[0-9]+')) >= int(oldSelf.find('^[0-9]+'))",
+    message: 'the PostgreSQL major version cannot go down: data files are not readable by an older major' }] }),
+  image: string({ description: 'The container image, overriding postgres:<version>.', maxLength: 1024 }),
+  storage: object({
+    size: quantity({ description: 'The volume size of each member.', default: '1Gi' }),
+    storageClassName: string({ description: 'The StorageClass of member volumes; default the cluster\'s.',
+      maxLength: 253, pattern: dns1123Subdomain }),
+    keepOnScaleDown: boolean({ description: 'Keep the volume of a member removed by scaling down.', default: true }),
+  }, { description: 'Each member\'s PersistentVolumeClaim.', default: {} }),
+  resources: object({
+    requests: quantities('Minimum resources of each member\'s container.'),
+    limits: quantities('Maximum resources of each member\'s container.'),
+  }, { description: 'Compute resources of each member\'s container.' }),
+  paused: boolean({ description: 'Stop changing anything; said in a condition.', default: false }),
+  nodeSelector: labelMap({ description: 'Nodes the members may run on.' }),
+  antiAffinity: boolean({ description: 'Spread members across nodes (a member per node where possible).',
+    default: false }),
+  backup: object({
+    schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
+      required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
+    retain: integer({ description: 'Base backups to keep.', minimum: 1, maximum: 100, default: 7 }),
+  }, { description: 'Scheduled base backups into the cluster\'s backup volume.' }),
+  bootstrap: object({
+    fromBackup: object({
+      cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
+        required: true, maxLength: 63, pattern: dns1123Label }),
+      backup: string({ description: 'The backup to restore; default the latest.', maxLength: 253 }),
+    }, { description: 'Create the cluster from an existing backup.', required: true }),
+  }, { description: 'How a new cluster gets its data; default an empty database (initdb).' }),
+}, { description: 'The PostgreSQL cluster wanted.', required: true });
+
+export const postgresClusterStatus = statusOf({
+  phase: enumeration({ description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.',
+    values: phases }),
+  primary: string({ description: 'The member serving writes.' }),
+  currentVersion: string({ description: 'The PostgreSQL version the members run.' }),
+  readyMembers: integer({ description: 'Members ready to serve.', minimum: 0 }),
+  members: array(object({
+    name: string({ description: 'The member (its Pod and PersistentVolumeClaim).', required: true }),
+    role: enumeration({ description: 'primary or replica.', values: ['primary', 'replica'], required: true }),
+    ready: boolean({ description: 'Whether it serves.', required: true }),
+  }, { description: 'One member.' }), { description: 'The members.', maxItems: 9 }),
+  lastBackup: object({
+    name: string({ description: 'The backup.', required: true }),
+    time: string({ description: 'When it finished.', format: 'date-time', required: true }),
+  }, { description: 'The latest successful base backup.' }),
+});
+
+export const PostgresCluster = defineKind({
+  kind: 'PostgresCluster',
+  shortNames: ['pgc'],
+  description: 'PostgresCluster runs PostgreSQL as a primary and streaming replicas, one Pod and volume per ' +
+    'member; it grows and shrinks one member at a time, replaces lost members, fails over, and restores from backups.',
+  spec: postgresClusterSpec,
+  status: postgresClusterStatus,
+  printerColumns: [
+    { name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Members asked for.' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers', description: 'Members ready.' },
+    { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The member serving writes.' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
+  ],
+});
+
+export type PostgresClusterSpec = Infer<typeof postgresClusterSpec>;
+export type PostgresClusterStatus = Infer<typeof postgresClusterStatus>;
+export type PostgresClusterResource = ResourceOf<typeof PostgresCluster>;

@@ -1,0 +1,50 @@
+import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, integer, object, string, type Infer } from '../../api/schema.ts';
+
+export const prometheusJmxExporterSpec = object({
+  labelSelector: labelMap({ description: 'Pods carrying all these labels get the exporter; at least one label (an ' +
+    'empty selector would match every pod).', minProperties: 1, required: true }),
+  config: object({
+    configMapName: string({ description: 'The ConfigMap in this namespace holding the exporter\'s YAML config.',
+      required: true, maxLength: 253, pattern: dns1123Subdomain }),
+    configMapKey: string({ description: 'The key of the config in that ConfigMap.', required: true, maxLength: 253,
+      pattern: '^[-._a-zA-Z0-9]+$' }),
+  }, { description: 'The JMX exporter configuration.', required: true }),
+  port: integer({ description: 'The port the exporter serves /metrics on inside the pod. A loaded agent cannot ' +
+    'move: a changed port takes effect when the container restarts.', minimum: 1, maximum: 65535, required: true }),
+  containerName: string({ description: 'The container running the JVM; default the pod\'s first container.',
+    maxLength: 63, pattern: dns1123Label }),
+}, { description: 'Which pods get the JMX exporter, with which config and port.', required: true });
+
+export const prometheusJmxExporterStatus = statusOf({
+  selector: string({ description: 'The pod selector, in kubectl\'s label-selector syntax.' }),
+  endpointCount: integer({ description: 'Pods serving metrics now.', minimum: 0 }),
+  metricsEndpoints: array(object({
+    pod: string({ description: 'The pod.', required: true }),
+    container: string({ description: 'The container whose JVM runs the agent.', required: true }),
+    port: integer({ description: 'The metrics port.', required: true }),
+  }, { description: 'One pod serving metrics.' }), { description: 'Pods serving metrics.', maxItems: 500 }),
+  skippedPods: array(object({
+    pod: string({ description: 'The pod.', required: true }),
+    reason: string({ description: 'Why no exporter runs there.', required: true, maxLength: 1024 }),
+  }, { description: 'A matching pod without the exporter.' }), { description: 'Matching pods skipped.', maxItems: 100 }),
+});
+
+export const PrometheusJmxExporter = defineKind({
+  kind: 'PrometheusJmxExporter',
+  shortNames: ['pje'],
+  description: 'PrometheusJmxExporter loads the Prometheus JMX exporter agent into the running JVMs of matching ' +
+    'pods, without a restart, and marks the pods for scraping.',
+  spec: prometheusJmxExporterSpec,
+  status: prometheusJmxExporterStatus,
+  printerColumns: [
+    { name: 'Selector', type: 'string', jsonPath: '.status.selector', description: 'The pods it applies to.' },
+    { name: 'Port', type: 'integer', jsonPath: '.spec.port', description: 'The metrics port.' },
+    { name: 'Endpoints', type: 'integer', jsonPath: '.status.endpointCount', description: 'Pods serving metrics.' },
+  ],
+});
+
+export type PrometheusJmxExporterSpec = Infer<typeof prometheusJmxExporterSpec>;
+export type PrometheusJmxExporterStatus = Infer<typeof prometheusJmxExporterStatus>;
+export type PrometheusJmxExporterResource = ResourceOf<typeof PrometheusJmxExporter>;

@@ -1,0 +1,63 @@
+import { statusOf } from '../../api/common.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, integer, object, string, type Infer } from '../../api/schema.ts';
+
+const hour = (description: string) => integer({ description, minimum: 0, maximum: 23, required: true });
+const port = (description: string) => integer({ description, minimum: 1, maximum: 65535, required: true });
+
+export const schedulingWindow = object({
+  startTime: hour('The hour the window opens, 0-23, in spec.timeZone; the window covers [startTime, endTime).'),
+  endTime: hour('The hour the window closes, 0-23; 0 means midnight. An endTime before startTime wraps past ' +
+    'midnight: 19-7 covers 19:00-06:59.'),
+  replica: integer({ description: 'Replicas to run while the window is open; 0 is allowed.', minimum: 0,
+    maximum: 10000, required: true }),
+}, {
+  description: 'An hourly window and the replicas it asks for.',
+  rules: [{ rule: 'self.startTime != self.endTime', message: 'startTime and endTime must differ: a window of zero ' +
+    'length never opens', fieldPath: '.endTime' }],
+});
+
+export const tdsetSpec = object({
+  container: object({
+    image: string({ description: 'The container image, e.g. crccheck/hello-world:v1.0.0.', required: true,
+      minLength: 1, maxLength: 1024 }),
+    port: port('The port the container listens on; named "http" in the Deployment.'),
+  }, { description: 'The one container each replica runs.', required: true }),
+  service: object({
+    port: port('The Service port; it targets the container port.'),
+  }, { description: 'When set, a Service of the same name exposes the container port; removing it deletes the Service.' }),
+  schedulingConfig: array(schedulingWindow, {
+    description: 'Time-of-day windows; they must not overlap. Outside every window defaultReplica applies.',
+    required: true, maxItems: 24,
+  }),
+  defaultReplica: integer({ description: 'Replicas to run outside every window.', minimum: 1, maximum: 10000,
+    default: 1 }),
+  intervalMint: integer({ description: 'When set, also re-check every this many minutes (1-1440); windows are ' +
+    'always applied exactly at their boundaries.', minimum: 1, maximum: 1440 }),
+  timeZone: string({ description: 'The IANA time zone the hours are in, e.g. Europe/Berlin; daylight-saving ' +
+    'changes are followed.', default: 'UTC', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_+\\-/]+$' }),
+}, { description: 'Which container to run and how many replicas at each hour of the day.', required: true });
+
+export const tdsetStatus = statusOf({
+  desiredReplicas: integer({ description: 'The replicas the schedule asks for now.', minimum: 0 }),
+  activeWindow: string({ description: 'The window in force, as start-end (e.g. 9-17), or "default" outside every window.' }),
+  nextTransitionTime: string({ description: 'When the replicas the schedule asks for next change.', format: 'date-time' }),
+});
+
+export const TDSet = defineKind({
+  kind: 'TDSet',
+  shortNames: ['tds'],
+  description: 'TDSet runs a Deployment whose replicas follow the time of day: windows of hours, each with its ' +
+    'replicas, and a default outside them.',
+  spec: tdsetSpec,
+  status: tdsetStatus,
+  printerColumns: [
+    { name: 'Replicas', type: 'integer', jsonPath: '.status.desiredReplicas', description: 'Replicas asked for now.' },
+    { name: 'Window', type: 'string', jsonPath: '.status.activeWindow', description: 'The window in force.' },
+    { name: 'Next', type: 'date', jsonPath: '.status.nextTransitionTime', description: 'The next change of replicas.' },
+  ],
+});
+
+export type TDSetSpec = Infer<typeof tdsetSpec>;
+export type TDSetStatus = Infer<typeof tdsetStatus>;
+export type TDSetResource = ResourceOf<typeof TDSet>;
