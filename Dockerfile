@@ -1,0 +1,23 @@
+# The operator image: the compiled controller on Node 24 (the same major package.json pins), production
+# dependencies only, running as a non-root user.
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Scripts stay off: the image's own Node 24 is used, not the pinned one from the registry.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY controller ./controller
+COPY charts ./charts
+COPY imports ./imports
+COPY test ./test
+RUN npx tsc -p tsconfig.json
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/build/controller ./build/controller
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "--enable-source-maps", "build/controller/main.js"]

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Chart, Testing } from 'cdk8s';
+import { parseControllerFlags } from '../controller/api/flags.ts';
+import { allows } from '../controller/api/permissions.ts';
+import { catalog, operatorNames } from '../controller/operators/catalog.ts';
+import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
+import { KeelsonCrds } from './crds.ts';
+import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
+
+type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
+
+function synth(props: Partial<KeelsonInstallProps> = {}): Manifest[] {
+  const chart = new Chart(Testing.app(), 'test');
+  new KeelsonInstall(chart, 'install', { image: 'example/keelson:test', ...props });
+  return Testing.synth(chart) as Manifest[];
+}
+
+const only = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+const one = (manifests: Manifest[], kind: string) => {
+  const found = only(manifests, kind);
+  assert.equal(found.length, 1, `expected one ${kind}, found ${found.length}`);
+  return found[0]!;
+};
+const container = (manifests: Manifest[]) => one(manifests, 'Deployment').spec.template.spec.containers[0];
+const argsOf = (manifests: Manifest[]) => parseControllerFlags(container(manifests).args, {}, operatorNames);
+
+describe('KeelsonInstall', () => {
+  it('puts namespaced objects in its namespace and leaves cluster-scoped ones without one', () => {
+    const manifests = synth({ namespace: 'ops' });
+    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+    for (const m of manifests) {
+      if (clusterScoped.has(m.kind)) assert.equal(m.metadata.namespace, undefined, `${m.kind} has a namespace`);
+      else assert.equal(m.metadata.namespace, 'ops', `${m.kind} ${m.metadata.name} is not in ops`);
+    }
+    assert.equal(one(manifests, 'Namespace').metadata.name, 'ops');
+    assert.equal(only(synth({ createNamespace: false }), 'Namespace').length, 0);
+  });
+
+  it('runs a hardened controller pod with probes, resources and the downward API', () => {
+    const manifests = synth();
+    const pod = one(manifests, 'Deployment').spec.template.spec;
+    const c = container(manifests);
+    assert.equal(c.image, 'example/keelson:test');
+    assert.equal(pod.serviceAccountName, one(manifests, 'ServiceAccount').metadata.name);
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+    assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+      runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    const healthPort = c.ports.find((p: any) => p.name === 'health').containerPort;
+    assert.equal(c.livenessProbe.httpGet.port, 'health');
+    assert.equal(argsOf(manifests).healthProbeBindAddress, `:${healthPort}`);
+    assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
+    assert.deepEqual(c.env.map((e: any) => [e.name, e.valueFrom.fieldRef.fieldPath]),
+      [['POD_NAMESPACE', 'metadata.namespace'], ['POD_NAME', 'metadata.name']]);
+    const metrics = one(manifests, 'Service');
+    assert.equal(metrics.spec.ports[0].targetPort, 'metrics');
+    assert.equal(`:${metrics.spec.ports[0].port}`, argsOf(manifests).metricsBindAddress);
+  });
+
+  it('passes args the controller parses back into the props it was given', () => {
+    const options = argsOf(synth({ operators: ['tdset', 'podalert'], watchNamespace: 'apps', logLevel: 'debug' }));
+    assert.deepEqual(options.controllers, ['tdset', 'podalert']);
+    assert.equal(options.namespace, 'apps');
+    assert.equal(options.logLevel, 'debug');
+    assert.equal(options.leaderElect, false);
+    assert.deepEqual(argsOf(synth()).controllers, operatorNames);
+    assert.equal(argsOf(synth()).namespace, undefined);
+  });
+
+  it('turns leader election on, with its Lease role and a minAvailable budget, only beyond one replica', () => {
+    const single = synth();
+    assert.equal(one(single, 'Deployment').spec.replicas, 1);
+    assert.equal(argsOf(single).leaderElect, false);
+    assert.equal(only(single, 'Role').length, 0);
+    assert.equal(one(single, 'PodDisruptionBudget').spec.maxUnavailable, 1);
+
+    const ha = synth({ replicas: 3 });
+    assert.equal(one(ha, 'Deployment').spec.replicas, 3);
+    assert.equal(argsOf(ha).leaderElect, true);
+    assert.deepEqual(one(ha, 'Role').rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'],
+      verbs: ['get', 'create', 'update'] }]);
+    assert.equal(one(ha, 'PodDisruptionBudget').spec.minAvailable, 1);
+  });
+
+  it('sets the resources and image it is given', () => {
+    const c = container(synth({ image: 'registry.local:5000/keelson@sha256:abc',
+      resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '1Gi' } } }));
+    assert.equal(c.image, 'registry.local:5000/keelson@sha256:abc');
+    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '1Gi' } });
+  });
+
+  it('grants with a Role in the watched namespace instead of a ClusterRole', () => {
+    const manifests = synth({ watchNamespace: 'apps' });
+    assert.equal(only(manifests, 'ClusterRole').length, 0);
+    assert.equal(one(manifests, 'Role').metadata.namespace, 'apps');
+    assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');
+  });
+
+  it('rejects an operator it does not know', () => {
+    assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset,/);
+  });
+});
+
+describe('synthesized RBAC', () => {
+  for (const entry of [undefined, ...catalog.map((e) => e.name)]) {
+    const label = entry ?? 'every operator';
+    it(`grants ${label} exactly what it declares, without wildcards`, () => {
+      const operators = entry ? [entry] : undefined;
+      const declared = [...catalog.filter((e) => !entry || e.name === entry).flatMap((e) => e.permissions),
+        ...eventPermissions];
+      const rules = one(synth(operators ? { operators } : {}), 'ClusterRole').rules as any[];
+      const granted = new Set<string>();
+      for (const rule of rules) {
+        assert.equal(rule.resourceNames, undefined);
+        assert.equal(rule.nonResourceURLs, undefined);
+        for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
+          assert.ok(![group, resource, verb].includes('*'), `wildcard in ${JSON.stringify(rule)}`);
+          assert.ok(allows(declared, group, resource, verb), `${verb} ${group}/${resource} was never declared`);
+          granted.add(`${group}/${resource}/${verb}`);
+        }
+      }
+      for (const p of declared) for (const verb of p.verbs) {
+        assert.ok(granted.has(`${p.group}/${p.resource}/${verb}`), `declared ${verb} ${p.group}/${p.resource} not granted`);
+      }
+    });
+  }
+
+  it('keeps leader election out of the cluster-wide role', () => {
+    const rules = one(synth({ replicas: 2 }), 'ClusterRole').rules as any[];
+    for (const p of leaderElectionPermissions) {
+      assert.ok(!rules.some((r) => r.apiGroups.includes(p.group) && r.resources.includes(p.resource)));
+    }
+  });
+});
+
+describe('KeelsonCrds', () => {
+  it('defines one CRD per enabled operator, cluster-scoped', () => {
+    const chart = new Chart(Testing.app(), 'crds');
+    new KeelsonCrds(chart, 'crds', { operators: ['tdset', 'podalert'] });
+    const crds = Testing.synth(chart) as Manifest[];
+    assert.deepEqual(crds.map((c) => c.metadata.name), ['tdsets.keelson.dev', 'podalerts.keelson.dev']);
+    for (const crd of crds) {
+      assert.equal(crd.metadata.namespace, undefined);
+      assert.deepEqual(crd.spec.names.categories, ['keelson']);
+      assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
+    }
+  });
+});

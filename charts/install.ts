@@ -1,0 +1,159 @@
+// The operator install: ServiceAccount, RBAC derived from what the enabled operators declare, the controller
+// Deployment, its metrics Service and a PodDisruptionBudget. Cluster-scoped objects carry no namespace, so put this
+// construct in a Chart without one.
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-27';
+import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
+import type { Permission } from '../controller/api/permissions.ts';
+import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
+import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
+import { policyRules } from './rbac.ts';
+
+export interface ResourceSettings {
+  requests: { cpu: string; memory: string };
+  limits: { cpu?: string; memory: string };
+}
+
+export interface KeelsonInstallProps {
+  /** Namespace the controller runs in. @default keelson-system */
+  namespace?: string;
+  /** Create that namespace. @default true */
+  createNamespace?: boolean;
+  /** The controller image. */
+  image: string;
+  /** Controller replicas; more than one turns leader election on. @default 1 */
+  replicas?: number;
+  /** Operators to run, by catalog name. @default all of them */
+  operators?: string[];
+  /** Watch only this namespace (RBAC becomes a Role there). @default every namespace */
+  watchNamespace?: string;
+  /** @default requests 100m CPU and 192Mi, limit 512Mi */
+  resources?: ResourceSettings;
+  /** @default info */
+  logLevel?: LogLevel;
+}
+
+export const controllerName = 'keelson-controller';
+export const metricsPort = 8080;
+export const healthPort = 8081;
+
+export function enabledOperators(operators?: string[]): CatalogEntry[] {
+  if (!operators) return [...catalog];
+  const unknown = operators.filter((name) => !catalog.some((entry) => entry.name === name));
+  if (unknown.length) {
+    throw new Error(`unknown operators: ${unknown.join(', ')} (known: ${catalog.map((e) => e.name).join(', ')})`);
+  }
+  return catalog.filter((entry) => operators.includes(entry.name));
+}
+
+export class KeelsonInstall extends Construct {
+  readonly namespace: string;
+  readonly operators: CatalogEntry[];
+  /** Everything the controller may do wherever it watches. */
+  readonly permissions: Permission[];
+
+  constructor(scope: Construct, id: string, props: KeelsonInstallProps) {
+    super(scope, id);
+    const namespace = props.namespace ?? 'keelson-system';
+    const replicas = props.replicas ?? 1;
+    const leaderElect = replicas > 1;
+    this.namespace = namespace;
+    this.operators = enabledOperators(props.operators);
+    this.permissions = [...this.operators.flatMap((entry) => entry.permissions), ...eventPermissions];
+
+    const labels = { 'app.kubernetes.io/name': 'keelson', 'app.kubernetes.io/component': 'controller',
+      'app.kubernetes.io/part-of': 'keelson' };
+    const meta = (name: string) => ({ name, namespace, labels });
+
+    if (props.createNamespace ?? true) {
+      new k8s.KubeNamespace(this, 'namespace', { metadata: { name: namespace, labels: {
+        'app.kubernetes.io/part-of': 'keelson',
+        // The controller's pod meets the restricted Pod Security Standard; say so, so it stays that way.
+        'pod-security.kubernetes.io/enforce': 'restricted',
+      } } });
+    }
+    new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(controllerName) });
+    const subjects = [{ kind: 'ServiceAccount', name: controllerName, namespace }];
+    const rules = policyRules(this.permissions);
+    if (props.watchNamespace) {
+      const watched = { name: controllerName, namespace: props.watchNamespace, labels };
+      new k8s.KubeRole(this, 'role', { metadata: watched, rules });
+      new k8s.KubeRoleBinding(this, 'role-binding', { metadata: watched, subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: controllerName } });
+    } else {
+      new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: controllerName, labels }, rules });
+      new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: { name: controllerName, labels },
+        subjects, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: controllerName } });
+    }
+    if (leaderElect) {
+      const name = `${controllerName}-leader-election`;
+      new k8s.KubeRole(this, 'leader-election-role', { metadata: meta(name),
+        rules: policyRules(leaderElectionPermissions) });
+      new k8s.KubeRoleBinding(this, 'leader-election-role-binding', { metadata: meta(name), subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name } });
+    }
+
+    const resources = props.resources ?? { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } };
+    const quantities = (values: Record<string, string | undefined>) => Object.fromEntries(
+      Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k8s.Quantity.fromString(v!)]));
+    const args = controllerArgs({
+      controllers: this.operators.map((entry) => entry.name),
+      namespace: props.watchNamespace,
+      metricsBindAddress: `:${metricsPort}`,
+      healthProbeBindAddress: `:${healthPort}`,
+      leaderElect,
+      logLevel: props.logLevel ?? 'info',
+    });
+    const probe = (path: string, periodSeconds: number) => ({
+      httpGet: { path, port: k8s.IntOrString.fromString('health') }, periodSeconds, timeoutSeconds: 2, failureThreshold: 3,
+    });
+    new k8s.KubeDeployment(this, 'deployment', {
+      metadata: meta(controllerName),
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: controllerName,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
+              seccompProfile: { type: 'RuntimeDefault' } },
+            terminationGracePeriodSeconds: 30,
+            containers: [{
+              name: 'controller',
+              image: props.image,
+              imagePullPolicy: 'IfNotPresent',
+              args,
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              ],
+              ports: [
+                { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+              ],
+              livenessProbe: probe('/healthz', 20),
+              readinessProbe: probe('/readyz', 10),
+              resources: { requests: quantities(resources.requests), limits: quantities(resources.limits) },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true,
+                capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            }],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
+          },
+        },
+      },
+    });
+    new k8s.KubeService(this, 'metrics-service', {
+      metadata: meta(`${controllerName}-metrics`),
+      spec: { selector: labels, ports: [{ name: 'metrics', port: metricsPort,
+        targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }] },
+    });
+    new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+      metadata: meta(controllerName),
+      // With one replica, maxUnavailable lets nodes drain; with more, keep one reconciling at all times.
+      spec: { selector: { matchLabels: labels },
+        ...(replicas > 1 ? { minAvailable: k8s.IntOrString.fromNumber(1) } : { maxUnavailable: k8s.IntOrString.fromNumber(1) }) },
+    });
+  }
+}

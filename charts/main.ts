@@ -1,0 +1,23 @@
+// The repository's own cdk8s app: the default install into dist/, the samples into dist/samples/ (not applied by
+// `kubectl apply -f dist/`, which does not recurse).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Chart } from 'cdk8s';
+import { KeelsonCrds } from './crds.ts';
+import { KeelsonInstall } from './install.ts';
+import { Samples } from './samples.ts';
+
+const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const app = new App({ outdir });
+const crds = new Chart(app, 'keelson-crds');
+new KeelsonCrds(crds, 'crds');
+const install = new Chart(app, 'keelson');
+new KeelsonInstall(install, 'install', { image: `keelson/controller:${version}` });
+install.addDependency(crds);
+app.synth();
+
+const samples = new App({ outdir: join(outdir, 'samples') });
+new Samples(samples, 'keelson-samples', { namespace: 'default' });
+samples.synth();
