@@ -52,11 +52,15 @@ function parseBoolean(name: string, value: string): boolean {
   throw new Error(`--${name} takes true or false, not "${value}"`);
 }
 
+const booleanFlags = new Set([flagSpecs.leaderElect.flag]);
+
 /** Reads flags, then the environment, then defaults. Throws with a clear message on anything unknown or malformed. */
 export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv, known: readonly string[]):
 ControllerOptions {
   const options = Object.fromEntries(Object.values(flagSpecs).map((s) => [s.flag, { type: 'string' as const }]));
-  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  // Boolean flags stand alone (--leader-elect) or take a value (--leader-elect=false), as in controller-runtime.
+  const args = argv.map((arg) => booleanFlags.has(arg.slice(2)) ? `${arg}=true` : arg);
+  const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
   const read = (key: keyof ControllerOptions): string | undefined => {
     const spec = flagSpecs[key];
     const value = (values[spec.flag] as string | undefined) ?? env[spec.env];
@@ -88,8 +92,9 @@ export function controllerArgs(options: Partial<ControllerOptions>): string[] {
   const args: string[] = [];
   for (const [key, spec] of Object.entries(flagSpecs) as [keyof ControllerOptions, FlagSpec][]) {
     const value = options[key];
-    if (value === undefined) continue;
-    args.push(`--${spec.flag}=${Array.isArray(value) ? value.join(',') : String(value)}`);
+    if (value === undefined || value === false) continue;
+    if (value === true) args.push(`--${spec.flag}`);
+    else args.push(`--${spec.flag}=${Array.isArray(value) ? value.join(',') : String(value)}`);
   }
   return args;
 }

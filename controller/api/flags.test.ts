@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { controllerArgs, parseControllerFlags } from './flags.ts';
+
+const known = ['tdset', 'podalert'];
+
+describe('controller flags', () => {
+  it('take defaults, then the environment, then flags', () => {
+    const defaults = parseControllerFlags([], {}, known);
+    assert.deepEqual(defaults, { controllers: known, namespace: undefined, metricsBindAddress: ':8080',
+      healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, kubeconfig: undefined,
+      logLevel: 'info' });
+    const env = { KEELSON_CONTROLLERS: 'tdset', KEELSON_LOG_LEVEL: 'warn', POD_NAMESPACE: 'ops', KUBECONFIG: '/k' };
+    assert.deepEqual(parseControllerFlags([], env, known), { ...defaults, controllers: ['tdset'], logLevel: 'warn',
+      leaderElectionNamespace: 'ops', kubeconfig: '/k' });
+    assert.equal(parseControllerFlags(['--log-level=debug'], env, known).logLevel, 'debug');
+  });
+
+  it('read --leader-elect alone or with a value', () => {
+    assert.equal(parseControllerFlags(['--leader-elect'], {}, known).leaderElect, true);
+    assert.equal(parseControllerFlags(['--leader-elect=false'], {}, known).leaderElect, false);
+    assert.equal(parseControllerFlags([], { KEELSON_LEADER_ELECT: 'true' }, known).leaderElect, true);
+    assert.throws(() => parseControllerFlags(['--leader-elect=maybe'], {}, known), /--leader-elect takes true or false/);
+  });
+
+  it('refuse what they do not know, saying what they do', () => {
+    assert.throws(() => parseControllerFlags(['--controllers=tdset,nginx'], {}, known),
+      /--controllers: unknown nginx \(known: tdset, podalert\)/);
+    assert.throws(() => parseControllerFlags(['--log-level=loud'], {}, known), /--log-level must be one of debug, info/);
+    assert.throws(() => parseControllerFlags(['--verbose'], {}, known), /Unknown option '--verbose'/);
+  });
+
+  it('round-trip through controllerArgs', () => {
+    const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
+      healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const };
+    assert.deepEqual(parseControllerFlags(controllerArgs(options), {}, known), options);
+    assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);
+  });
+});

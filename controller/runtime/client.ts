@@ -1,0 +1,150 @@
+// The one door to the apiserver. Every call names its verb and resource; a call the caller never declared is refused
+// before it leaves the process, so the RBAC synthesized from the same declarations is always enough.
+import type { IncomingMessage } from 'node:http';
+import { allows, type Permission, type Verb } from '../api/permissions.ts';
+import { type RestClient, type Query, ApiError } from './rest.ts';
+import { apiVersionOf, pathOf, type KubeObject, type ResourceType } from './resources.ts';
+
+export class UndeclaredCallError extends Error {
+  constructor(readonly verb: Verb, readonly group: string, readonly resource: string) {
+    super(`undeclared API call: ${verb} ${group || 'core'}/${resource}; add it to the permissions the caller declares`);
+    this.name = 'UndeclaredCallError';
+  }
+}
+
+export interface ObjectList<T> {
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+const contentTypes: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+/** Observes every call's outcome (for metrics); `code` is the HTTP status, or 0 when none came back. */
+export type CallObserver = (verb: Verb, type: ResourceType, code: number) => void;
+
+export class Client {
+  constructor(
+    private readonly rest: RestClient,
+    readonly permissions: readonly Permission[],
+    readonly fieldManager: string,
+    private readonly observe: CallObserver = () => {},
+  ) {}
+
+  /** The same connection, allowed only what `permissions` declare, writing as `fieldManager`. */
+  scoped(permissions: readonly Permission[], fieldManager = this.fieldManager): Client {
+    return new Client(this.rest, permissions, fieldManager, this.observe);
+  }
+
+  /** Throws UndeclaredCallError unless `verb` on the type (or its subresource) was declared. */
+  check(type: ResourceType, verb: Verb, subresource?: string): void {
+    const resource = subresource ? `${type.resource}/${subresource}` : type.resource;
+    if (!allows(this.permissions, type.group, resource, verb)) throw new UndeclaredCallError(verb, type.group, resource);
+  }
+
+  private async call<T>(verb: Verb, type: ResourceType, send: () => Promise<T>): Promise<T> {
+    try {
+      const result = await send();
+      this.observe(verb, type, 200);
+      return result;
+    } catch (error) {
+      this.observe(verb, type, error instanceof ApiError ? error.status : 0);
+      throw error;
+    }
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string,
+    subresource?: string): Promise<T | undefined> {
+    this.check(type, 'get', subresource);
+    try {
+      return await this.call('get', type, () =>
+        this.rest.json<T>({ method: 'GET', path: pathOf(type, namespace, name, subresource) }));
+    } catch (error) {
+      if (error instanceof ApiError && error.notFound) return undefined;
+      throw error;
+    }
+  }
+
+  /** A subresource served as text, such as pods/log. */
+  async getText(type: ResourceType, namespace: string, name: string, subresource: string, query?: Query): Promise<string> {
+    this.check(type, 'get', subresource);
+    return this.call('get', type, () =>
+      this.rest.text({ method: 'GET', path: pathOf(type, namespace, name, subresource), query }));
+  }
+
+  async list<T extends KubeObject>(type: ResourceType, namespace?: string, options: ListOptions = {}):
+  Promise<ObjectList<T>> {
+    this.check(type, 'list');
+    return this.call('list', type, () => this.rest.json<ObjectList<T>>({ method: 'GET',
+      path: pathOf(type, namespace), query: { ...options }, timeoutMs: 60_000 }));
+  }
+
+  /** Opens a watch stream; the caller reads newline-delimited events from it. */
+  async watch(type: ResourceType, namespace: string | undefined, query: Query, signal: AbortSignal):
+  Promise<IncomingMessage> {
+    this.check(type, 'watch');
+    return this.call('watch', type, () => this.rest.open({ method: 'GET', path: pathOf(type, namespace),
+      query: { ...query, watch: 1, allowWatchBookmarks: true }, signal }));
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, object: T, subresource?: string): Promise<T> {
+    this.check(type, 'create', subresource);
+    const namespace = object.metadata.namespace;
+    const path = subresource ? pathOf(type, namespace, object.metadata.name, subresource) : pathOf(type, namespace);
+    return this.call('create', type, () => this.rest.json<T>({ method: 'POST', path,
+      query: { fieldManager: this.fieldManager }, body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object } }));
+  }
+
+  /** PUT: carries metadata.resourceVersion, so a stale object fails with 409 rather than overwriting. */
+  async update<T extends KubeObject>(type: ResourceType, object: T, subresource?: string): Promise<T> {
+    this.check(type, 'update', subresource);
+    return this.call('update', type, () => this.rest.json<T>({ method: 'PUT',
+      path: pathOf(type, object.metadata.namespace, object.metadata.name, subresource),
+      query: { fieldManager: this.fieldManager }, body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object } }));
+  }
+
+  async patch<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string, patch: unknown,
+    patchType: Exclude<PatchType, 'apply'>, subresource?: string): Promise<T> {
+    this.check(type, 'patch', subresource);
+    return this.call('patch', type, () => this.rest.json<T>({ method: 'PATCH',
+      path: pathOf(type, namespace, name, subresource), query: { fieldManager: this.fieldManager },
+      body: patch, contentType: contentTypes[patchType] }));
+  }
+
+  /** Server-side apply of the fields this field manager owns; conflicts with other managers are forced. */
+  async apply<T extends KubeObject>(type: ResourceType, object: T, subresource?: string): Promise<T> {
+    this.check(type, 'patch', subresource);
+    return this.call('patch', type, () => this.rest.json<T>({ method: 'PATCH',
+      path: pathOf(type, object.metadata.namespace, object.metadata.name, subresource),
+      query: { fieldManager: this.fieldManager, force: true }, contentType: contentTypes.apply,
+      body: { apiVersion: apiVersionOf(type), kind: type.kind, ...object } }));
+  }
+
+  /** Deletes, optionally only if the object is still the one with `uid`. False when it was already gone. */
+  async delete(type: ResourceType, namespace: string | undefined, name: string, uid?: string): Promise<boolean> {
+    this.check(type, 'delete');
+    try {
+      await this.call('delete', type, () => this.rest.json({ method: 'DELETE', path: pathOf(type, namespace, name),
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background',
+          ...(uid ? { preconditions: { uid } } : {}) } }));
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && error.notFound) return false;
+      throw error;
+    }
+  }
+}

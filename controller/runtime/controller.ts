@@ -1,0 +1,127 @@
+// A controller: events on its primary kind, on objects it owns and on objects mapped to it become keys in its
+// queue; workers reconcile one key at a time each, level-triggered from the cache.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Cache } from './cache.ts';
+import type { Client } from './client.ts';
+import type { Metrics } from './metrics.ts';
+import { WorkQueue, type BackoffOptions } from './queue.ts';
+import { ApiError } from './rest.ts';
+import { apiVersionOf, keyOf, parseKey, type KubeObject, type ResourceType } from './resources.ts';
+
+export interface Request {
+  namespace?: string;
+  name: string;
+}
+
+export interface ReconcileContext {
+  log: Logger;
+  reconcileId: string;
+}
+
+/** Done, or come back after a delay (level-triggered: the key is reconciled from the cache again). */
+export type ReconcileResult = void | { requeueAfterMs: number };
+
+export interface Watch {
+  type: ResourceType;
+  /** The primary objects an event on `object` concerns. */
+  map(object: KubeObject): Request[];
+}
+
+export interface ControllerSpec {
+  name: string;
+  for: ResourceType;
+  /** Objects whose controller owner reference points at a primary object. */
+  owns?: ResourceType[];
+  watches?: Watch[];
+  reconcile(request: Request, context: ReconcileContext): Promise<ReconcileResult>;
+  workers?: number;
+  backoff?: BackoffOptions;
+}
+
+export class Controller {
+  readonly queue: WorkQueue;
+  private workers: Promise<void>[] = [];
+
+  constructor(
+    readonly spec: ControllerSpec,
+    private readonly cache: Cache,
+    private readonly client: Client,
+    private readonly namespace: string | undefined,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {
+    const labels = { name: spec.name, controller: spec.name };
+    this.queue = new WorkQueue({
+      depth: (n) => metrics.queueDepth.set(labels, n),
+      added: () => metrics.queueAdds.inc(labels),
+      retried: () => metrics.queueRetries.inc(labels),
+      waited: (s) => metrics.queueDuration.observe(labels, s),
+      worked: (s) => metrics.workDuration.observe(labels, s),
+    }, spec.backoff);
+  }
+
+  /** Subscribes to the informers it needs; events queue keys from now on, even before workers start. */
+  watch(): void {
+    const enqueue = (requests: Request[]) => requests.forEach((r) => this.queue.add(keyOf(r)));
+    const on = (type: ResourceType, map: (object: KubeObject) => Request[]) => {
+      this.cache.informer(type, this.namespace, this.client).addHandler({
+        added: (o) => enqueue(map(o)),
+        updated: (old, o) => enqueue([...map(old), ...map(o)]),
+        deleted: (o) => enqueue(map(o)),
+      });
+    };
+    on(this.spec.for, (o) => [{ namespace: o.metadata.namespace, name: o.metadata.name }]);
+    const ownerApiVersion = apiVersionOf(this.spec.for);
+    for (const type of this.spec.owns ?? []) {
+      on(type, (o) => (o.metadata.ownerReferences ?? [])
+        .filter((r) => r.controller && r.kind === this.spec.for.kind && r.apiVersion === ownerApiVersion)
+        .map((r) => ({ namespace: o.metadata.namespace, name: r.name })));
+    }
+    for (const watch of this.spec.watches ?? []) on(watch.type, (o) => watch.map(o));
+  }
+
+  start(): void {
+    const workers = this.spec.workers ?? 1;
+    this.metrics.maxWorkers.set({ controller: this.spec.name }, workers);
+    this.metrics.activeWorkers.set({ controller: this.spec.name }, 0);
+    for (let i = 0; i < workers; i++) this.workers.push(this.work());
+  }
+
+  /** Takes no new keys and resolves once every reconcile in flight has finished. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    const controller = this.spec.name;
+    for (let key = await this.queue.get(); key !== undefined; key = await this.queue.get()) {
+      const request = parseKey(key);
+      const reconcileId = randomUUID();
+      const log = this.log.child({ controller, kind: this.spec.for.kind, ...request, reconcileId });
+      const started = performance.now();
+      this.metrics.activeWorkers.inc({ controller });
+      try {
+        const result = await this.spec.reconcile(request, { log, reconcileId });
+        this.queue.forget(key);
+        if (result && result.requeueAfterMs > 0) {
+          this.queue.addAfter(key, result.requeueAfterMs);
+          this.metrics.reconcileTotal.inc({ controller, result: 'requeue_after' });
+        } else {
+          this.metrics.reconcileTotal.inc({ controller, result: 'success' });
+        }
+      } catch (error) {
+        this.metrics.reconcileTotal.inc({ controller, result: 'error' });
+        this.metrics.reconcileErrors.inc({ controller });
+        this.queue.addRateLimited(key);
+        if (error instanceof ApiError && error.conflict) log.info({ err: error.message }, 'conflict; retrying from the cache');
+        else log.error({ err: error }, 'reconcile failed; retrying with backoff');
+      } finally {
+        this.metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+        this.metrics.activeWorkers.dec({ controller });
+        this.queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,226 @@
+// A list-then-watch cache of one resource type in one scope that never stops on its own: every watch error restarts
+// it with bounded backoff, a 410 Gone relists (emitting deletes for what vanished, and nothing for what did not
+// change), and a watch silent for too long (no event, not even a bookmark) is cut and reopened.
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Client } from './client.ts';
+import type { Metrics } from './metrics.ts';
+import { ApiError } from './rest.ts';
+import { keyOf, type KubeObject, type ResourceType } from './resources.ts';
+
+export interface InformerHandler<T> {
+  added?(object: T): void;
+  updated?(old: T, object: T): void;
+  deleted?(object: T): void;
+}
+
+export interface InformerOptions {
+  /** A watch that delivers nothing, not even a bookmark, for this long is restarted. */
+  silenceTimeoutMs: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
+
+export const defaultInformerOptions: InformerOptions = {
+  silenceTimeoutMs: Number(process.env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ?? 6 * 60_000),
+  initialBackoffMs: 200,
+  maxBackoffMs: 30_000,
+};
+
+type WatchEnd = 'closed' | 'gone' | 'silent';
+
+interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject & { code?: number; reason?: string; message?: string };
+}
+
+function trim<T extends KubeObject>(object: T): T {
+  delete object.metadata.managedFields;
+  return object;
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly handlers: InformerHandler<T>[] = [];
+  private resourceVersion: string | undefined;
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | undefined;
+  private lastHeard = Date.now();
+  private syncedOnce = false;
+  private readonly syncWaiters: (() => void)[] = [];
+  readonly label: string;
+
+  constructor(
+    private readonly client: Client,
+    readonly type: ResourceType,
+    readonly namespace: string | undefined,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly options: InformerOptions = defaultInformerOptions,
+  ) {
+    this.label = `${type.resource}${type.group ? `.${type.group}` : ''}${namespace ? ` in ${namespace}` : ''}`;
+    metrics.watchSilenceSources.set(this.label, () => (Date.now() - this.lastHeard) / 1000);
+  }
+
+  get hasSynced(): boolean {
+    return this.syncedOnce;
+  }
+
+  waitForSync(): Promise<void> {
+    return this.syncedOnce ? Promise.resolve() : new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  /** Adds a handler; objects already cached are delivered to it as added. */
+  addHandler(handler: InformerHandler<T>): void {
+    this.handlers.push(handler);
+    for (const object of this.store.values()) handler.added?.(object);
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.running;
+    this.metrics.watchSilenceSources.delete(this.label);
+  }
+
+  private emit(event: keyof InformerHandler<T>, ...args: T[]): void {
+    for (const handler of this.handlers) {
+      try {
+        (handler[event] as ((...a: T[]) => void) | undefined)?.(...args);
+      } catch (error) {
+        this.log.error({ err: error, informer: this.label }, 'informer handler failed');
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    let backoff = this.options.initialBackoffMs;
+    while (!this.stopping.signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        const end = await this.watch();
+        if (end !== 'closed') this.metrics.watchRestarts.inc({ resource: this.label, reason: end });
+        if (end === 'gone') this.resourceVersion = undefined;
+        backoff = this.options.initialBackoffMs;
+      } catch (error) {
+        if (this.stopping.signal.aborted) break;
+        if (error instanceof ApiError && error.gone) {
+          this.resourceVersion = undefined;
+          this.metrics.watchRestarts.inc({ resource: this.label, reason: 'gone' });
+          continue;
+        }
+        this.metrics.watchRestarts.inc({ resource: this.label, reason: 'error' });
+        this.log.warn({ informer: this.label, err: (error as Error).message, retryInMs: backoff }, 'watch failed; restarting');
+        const jittered = backoff * (0.8 + Math.random() * 0.4);
+        await sleep(jittered, undefined, { signal: this.stopping.signal }).catch(() => {});
+        backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+      }
+    }
+  }
+
+  /** Lists everything anew and brings the store (and handlers) to it: deletes for what vanished, no event for what did not change. */
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let resourceVersion = '';
+    let continueToken: string | undefined;
+    do {
+      const page = await this.client.list<T>(this.type, this.namespace, { limit: 500, continue: continueToken });
+      for (const object of page.items) fresh.set(keyOf(object.metadata), trim(object));
+      continueToken = page.metadata.continue;
+      resourceVersion = page.metadata.resourceVersion;
+    } while (continueToken);
+    this.lastHeard = Date.now();
+
+    for (const [key, old] of this.store) {
+      if (!fresh.has(key)) {
+        this.store.delete(key);
+        this.emit('deleted', old);
+      }
+    }
+    for (const [key, object] of fresh) {
+      const old = this.store.get(key);
+      this.store.set(key, object);
+      if (!old) this.emit('added', object);
+      else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) this.emit('updated', old, object);
+    }
+    this.resourceVersion = resourceVersion;
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      this.syncWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  private async watch(): Promise<WatchEnd> {
+    const cut = new AbortController();
+    const onStop = () => cut.abort();
+    this.stopping.signal.addEventListener('abort', onStop);
+    let silent = false;
+    this.lastHeard = Date.now();
+    const watchdog = setInterval(() => {
+      if (Date.now() - this.lastHeard > this.options.silenceTimeoutMs) {
+        silent = true;
+        cut.abort();
+      }
+    }, Math.min(1_000, this.options.silenceTimeoutMs / 4));
+    try {
+      // The server ends each watch after a while (like client-go, 5-10 minutes); we then resume from resourceVersion.
+      const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+      const stream = await this.client.watch(this.type, this.namespace,
+        { resourceVersion: this.resourceVersion, timeoutSeconds }, cut.signal);
+      stream.on('data', () => (this.lastHeard = Date.now()));
+      for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+        if (!line.trim()) continue;
+        const event = JSON.parse(line) as WatchEvent;
+        if (this.apply(event) === 'gone') {
+          stream.destroy();
+          return 'gone';
+        }
+      }
+      return 'closed';
+    } catch (error) {
+      if (silent) {
+        this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard }, 'watch silent; restarting');
+        return 'silent';
+      }
+      throw error;
+    } finally {
+      clearInterval(watchdog);
+      this.stopping.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  private apply(event: WatchEvent): 'gone' | undefined {
+    const object = event.object;
+    if (event.type === 'ERROR') {
+      if (object.code === 410) return 'gone';
+      throw new ApiError(object.code ?? 500, object.reason ?? 'Unknown', object.message ?? 'watch error', 'WATCH',
+        this.label);
+    }
+    this.resourceVersion = object.metadata.resourceVersion;
+    if (event.type === 'BOOKMARK') return undefined;
+    const key = keyOf(object.metadata);
+    const old = this.store.get(key);
+    if (event.type === 'DELETED') {
+      this.store.delete(key);
+      this.emit('deleted', (old ?? object) as T);
+      return undefined;
+    }
+    const fresh = trim(object as T);
+    this.store.set(key, fresh);
+    if (!old) this.emit('added', fresh);
+    else if (old.metadata.resourceVersion !== fresh.metadata.resourceVersion) this.emit('updated', old, fresh);
+    return undefined;
+  }
+}

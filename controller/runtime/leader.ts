@@ -1,0 +1,124 @@
+// Leader election on a coordination.k8s.io Lease, as client-go does it: a lease is taken over only after it went
+// unrenewed for its whole duration as observed by this process's own clock (so clock skew between replicas does not
+// matter), every write carries resourceVersion, and a leader that cannot renew in time steps down.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Client } from './client.ts';
+import { ApiError } from './rest.ts';
+import { types, type KubeObject } from './resources.ts';
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+interface Lease extends KubeObject {
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+function microTime(): string {
+  return new Date().toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
+}
+
+export class LeaderElector {
+  private observed: { record: string; at: number } | undefined;
+  private lease: Lease | undefined;
+  private leading = false;
+
+  constructor(private readonly client: Client, readonly options: LeaderElectionOptions, private readonly log: Logger,
+    private readonly onStatus: (leading: boolean) => void = () => {}) {}
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Resolves once this process holds the lease; rejects if `signal` aborts first. */
+  async acquire(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      if (await this.tryAcquireOrRenew()) {
+        this.setLeading(true);
+        this.log.info({ lease: `${this.options.namespace}/${this.options.name}` }, 'became leader');
+        return;
+      }
+      await sleep(this.options.retryPeriodMs, undefined, { signal });
+    }
+  }
+
+  /** Renews until renewal fails past the deadline (resolves: leadership lost) or `signal` aborts (resolves). */
+  async keepRenewing(signal: AbortSignal): Promise<'lost' | 'stopped'> {
+    let lastRenewed = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.options.retryPeriodMs, undefined, { signal }).catch(() => {});
+      if (signal.aborted) break;
+      if (await this.tryAcquireOrRenew().catch(() => false)) lastRenewed = Date.now();
+      else if (Date.now() - lastRenewed > this.options.renewDeadlineMs) {
+        this.setLeading(false);
+        this.log.error({ lease: this.options.name }, 'lost leadership: could not renew the lease in time');
+        return 'lost';
+      }
+    }
+    return 'stopped';
+  }
+
+  /** Gives the lease up at once, so another replica takes over without waiting for it to expire. */
+  async release(): Promise<void> {
+    if (!this.leading || !this.lease) return;
+    this.setLeading(false);
+    try {
+      await this.client.update(types.leases, { ...this.lease, spec: { ...this.lease.spec, holderIdentity: undefined,
+        leaseDurationSeconds: 1, renewTime: microTime() } });
+      this.log.info({ lease: this.options.name }, 'released the lease');
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, 'could not release the lease; it expires on its own');
+    }
+  }
+
+  private setLeading(leading: boolean): void {
+    this.leading = leading;
+    this.onStatus(leading);
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name, identity } = this.options;
+    const durationSeconds = Math.ceil(this.options.leaseDurationMs / 1000);
+    const now = microTime();
+    const current = await this.client.get<Lease>(types.leases, namespace, name);
+    try {
+      if (!current) {
+        this.lease = await this.client.create<Lease>(types.leases, { metadata: { name, namespace },
+          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now,
+            leaseTransitions: 0 } });
+        return true;
+      }
+      const spec = current.spec ?? {};
+      const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
+      if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+      const heldByOther = spec.holderIdentity && spec.holderIdentity !== identity;
+      const expired = Date.now() - this.observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+      if (heldByOther && !expired) return false;
+      const takingOver = spec.holderIdentity !== identity;
+      this.lease = await this.client.update<Lease>(types.leases, { ...current, spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: takingOver ? now : (spec.acquireTime ?? now),
+        renewTime: now,
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && spec.holderIdentity ? 1 : 0),
+      } });
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && (error.conflict || error.status === 422)) return false;
+      throw error;
+    }
+  }
+}
+

@@ -1,0 +1,152 @@
+// The manager runs operators: it owns the client, the shared cache, the metrics and health servers and leader
+// election, starts each operator's controllers once the caches have synced (and, with --leader-elect, once this
+// process leads), and on shutdown stops taking work, lets reconciles in flight finish, and releases the lease.
+import type { Server } from 'node:http';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ControllerOptions } from '../api/flags.ts';
+import type { Permission } from '../api/permissions.ts';
+import { Cache } from './cache.ts';
+import { Client } from './client.ts';
+import { Controller, type ControllerSpec } from './controller.ts';
+import { EventRecorder } from './events.ts';
+import { LeaderElector } from './leader.ts';
+import { Metrics } from './metrics.ts';
+import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
+import { RestClient } from './rest.ts';
+import { boundPort, serveHealth, serveMetrics } from './servers.ts';
+
+/** What an operator gets to work with: only the calls it declared, and the shared cache. */
+export interface OperatorContext {
+  client: Client;
+  cache: Cache;
+  events: EventRecorder;
+  metrics: Metrics;
+  log: Logger;
+  /** The one namespace watched, or undefined for all. */
+  namespace: string | undefined;
+  addController(spec: ControllerSpec): Controller;
+}
+
+export interface Operator {
+  name: string;
+  permissions: readonly Permission[];
+  setup(context: OperatorContext): void;
+}
+
+export const leaseName = 'keelson-controller-leader';
+const shutdownTimeoutMs = 25_000;
+
+export class Manager {
+  readonly metrics = new Metrics();
+  readonly cache: Cache;
+  private readonly rest: RestClient;
+  private readonly client: Client;
+  private readonly controllers: Controller[] = [];
+  private readonly identity: string;
+  private servers: (Server | undefined)[] = [];
+
+  constructor(private readonly options: ControllerOptions, config: KubeConfig, private readonly log: Logger,
+    operators: readonly Operator[]) {
+    this.identity = process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+    this.rest = new RestClient(config, `keelson/${this.identity}`);
+    const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions];
+    this.client = new Client(this.rest, declared, 'keelson', (verb, type, code) =>
+      this.metrics.clientRequests.inc({ verb, resource: type.resource, code: String(code) }));
+    this.cache = new Cache(this.client, this.metrics, log);
+    for (const operator of operators) this.setUp(operator);
+  }
+
+  private setUp(operator: Operator): void {
+    const client = this.client.scoped([...operator.permissions, ...eventPermissions], `keelson-${operator.name}`);
+    const log = this.log.child({ operator: operator.name });
+    operator.setup({
+      client,
+      cache: this.cache,
+      events: new EventRecorder(client, operator.name, this.identity, log),
+      metrics: this.metrics,
+      log,
+      namespace: this.options.namespace,
+      addController: (spec) => {
+        const controller = new Controller(spec, this.cache, client, this.options.namespace, this.metrics, log);
+        controller.watch();
+        this.controllers.push(controller);
+        return controller;
+      },
+    });
+  }
+
+  /** Where the servers listen (useful when a port of 0 was asked for). */
+  get ports(): { metrics?: number; health?: number } {
+    return { metrics: boundPort(this.servers[0]), health: boundPort(this.servers[1]) };
+  }
+
+  /** Runs until `signal` aborts (exit code 0) or leadership is lost (1). */
+  async run(signal: AbortSignal): Promise<number> {
+    let stopping = false;
+    this.servers = await Promise.all([
+      serveMetrics(this.options.metricsBindAddress, this.metrics.registry),
+      serveHealth(this.options.healthProbeBindAddress, {
+        healthz: () => undefined,
+        readyz: () => stopping ? 'shutting down' : this.cache.synced ? undefined : 'caches not synced yet',
+      }),
+    ]);
+    this.log.info({ ...this.ports, controllers: this.controllers.map((c) => c.spec.name),
+      namespace: this.options.namespace ?? 'all' }, 'starting');
+
+    const elector = this.options.leaderElect ? this.elector() : undefined;
+    this.cache.start();
+    let exitCode = 0;
+    try {
+      await Promise.all([this.cache.waitForSync(), elector?.acquire(signal)].map((p) => abortable(p, signal)));
+      this.log.info('caches synced; starting controllers');
+      for (const controller of this.controllers) controller.start();
+      const outcome = elector ? await elector.keepRenewing(signal) : await aborted(signal);
+      if (outcome === 'lost') exitCode = 1;
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    } finally {
+      stopping = true;
+      this.log.info('shutting down: finishing reconciles in flight');
+      const drained = await Promise.race([
+        Promise.all(this.controllers.map((c) => c.stop())).then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, shutdownTimeoutMs, false).unref()),
+      ]);
+      if (!drained) {
+        this.log.error({ timeoutMs: shutdownTimeoutMs }, 'reconciles still running at the shutdown deadline');
+        exitCode = 1;
+      }
+      await elector?.release();
+      await this.cache.stop();
+      await Promise.all(this.servers.map((s) => s && new Promise((resolve) => s.close(resolve))));
+      this.rest.close();
+      this.log.info({ exitCode }, 'stopped');
+    }
+    return exitCode;
+  }
+
+  private elector(): LeaderElector {
+    const namespace = this.options.leaderElectionNamespace;
+    if (!namespace) throw new Error('--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)');
+    this.metrics.leaderStatus.set({ name: leaseName }, 0);
+    return new LeaderElector(this.client.scoped(leaderElectionPermissions), {
+      namespace, name: leaseName, identity: this.identity,
+      leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000,
+    }, this.log, (leading) => this.metrics.leaderStatus.set({ name: leaseName }, leading ? 1 : 0));
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<'stopped'> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve('stopped');
+    else signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+  });
+}
+
+/** Rejects as soon as `signal` aborts, so start-up waits end on shutdown. */
+function abortable<T>(promise: Promise<T> | undefined, signal: AbortSignal): Promise<T | undefined> {
+  if (!promise) return Promise.resolve(undefined);
+  return Promise.race([promise, aborted(signal).then(() => { throw new Error('stopped'); })]);
+}

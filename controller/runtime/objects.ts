@@ -1,0 +1,37 @@
+// Owned objects: controller owner references, and server-side apply that sends nothing when the cached object
+// already has every field we set.
+import { isDeepStrictEqual } from 'node:util';
+import type { Client } from './client.ts';
+import type { KubeObject, OwnerReference, ResourceType } from './resources.ts';
+
+export type Owner = KubeObject & { apiVersion: string; kind: string; metadata: { uid: string } };
+
+export function controllerReference(owner: Owner): OwnerReference {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid,
+    controller: true, blockOwnerDeletion: true };
+}
+
+/** The owner reference that makes `owner` the controller of `object`, if it is. */
+export function isControlledBy(object: KubeObject | undefined, owner: Owner): boolean {
+  return object?.metadata.ownerReferences?.some((r) => r.controller && r.uid === owner.metadata.uid) ?? false;
+}
+
+/** Whether `actual` already holds every field of `desired` (lists element by element, maps key by key). */
+export function contains(actual: unknown, desired: unknown): boolean {
+  if (Array.isArray(desired)) {
+    return Array.isArray(actual) && actual.length === desired.length && desired.every((d, i) => contains(actual[i], d));
+  }
+  if (desired !== null && typeof desired === 'object') {
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+    return Object.entries(desired).every(([k, v]) => v === undefined || contains((actual as Record<string, unknown>)[k], v));
+  }
+  return isDeepStrictEqual(actual, desired);
+}
+
+/** Server-side applies `desired` unless `current` already contains it; returns what is now in the cluster. */
+export async function applyIfChanged<T extends KubeObject>(client: Client, type: ResourceType, desired: T,
+  current: T | undefined): Promise<{ object: T; changed: boolean }> {
+  const { apiVersion: _v, kind: _k, ...fields } = desired;
+  if (current && contains(current, fields)) return { object: current, changed: false };
+  return { object: await client.apply(type, desired), changed: true };
+}

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WorkQueue, type QueueObserver } from './queue.ts';
+
+function counting(): QueueObserver & { adds: number; retries: number } {
+  return { adds: 0, retries: 0, depth() {}, added() { this.adds++; }, retried() { this.retries++; }, waited() {}, worked() {} };
+}
+
+describe('WorkQueue', () => {
+  it('holds a key once however often it is added', async () => {
+    const queue = new WorkQueue(counting());
+    for (let i = 0; i < 100; i++) queue.add('ns/a');
+    queue.add('ns/b');
+    assert.equal(queue.length, 2);
+    assert.equal(await queue.get(), 'ns/a');
+    assert.equal(await queue.get(), 'ns/b');
+  });
+
+  it('never hands out a key in process; a key added meanwhile comes back after done', async () => {
+    const queue = new WorkQueue(counting());
+    queue.add('k');
+    const key = (await queue.get())!;
+    queue.add('k');
+    queue.add('k');
+    assert.equal(queue.length, 0, 'a key in process must not be queued again');
+    queue.done(key);
+    assert.equal(queue.length, 1);
+    assert.equal(await queue.get(), 'k');
+  });
+
+  it('wakes a waiting worker when a key arrives, and releases workers on shutdown', async () => {
+    const queue = new WorkQueue(counting());
+    const waiting = queue.get();
+    queue.add('x');
+    assert.equal(await waiting, 'x');
+    const idle = queue.get();
+    queue.shutDown();
+    assert.equal(await idle, undefined);
+    queue.add('y');
+    assert.equal(await queue.get(), undefined);
+  });
+
+  it('backs off exponentially per key until forgotten', async () => {
+    const observer = counting();
+    const queue = new WorkQueue(observer, { baseDelayMs: 10, maxDelayMs: 40 });
+    const delays: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const started = performance.now();
+      queue.addRateLimited('k');
+      const key = (await queue.get())!;
+      delays.push(performance.now() - started);
+      queue.done(key);
+    }
+    assert.equal(observer.retries, 4);
+    assert.equal(queue.failuresOf('k'), 4);
+    // 10, 20, 40, 40 (capped); timers fire no earlier than asked.
+    assert.ok(delays[0]! >= 9 && delays[1]! >= 19 && delays[2]! >= 39 && delays[3]! >= 39, delays.join(','));
+    queue.forget('k');
+    assert.equal(queue.failuresOf('k'), 0);
+  });
+
+  it('keeps the earlier of two delayed adds', async () => {
+    const queue = new WorkQueue(counting());
+    queue.addAfter('k', 60_000);
+    queue.addAfter('k', 5);
+    assert.equal(await queue.get(), 'k');
+    queue.shutDown();
+  });
+});

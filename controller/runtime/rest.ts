@@ -1,0 +1,134 @@
+// HTTP to the apiserver: JSON requests and streamed responses (watches, logs) over one keep-alive agent.
+// Authentication comes from @kubernetes/client-node's KubeConfig (kubeconfig files, in-cluster, exec plugins),
+// refreshed periodically so rotated tokens are picked up.
+import { Agent, request, type RequestOptions } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get notFound(): boolean { return this.status === 404; }
+  get conflict(): boolean { return this.status === 409; }
+  get gone(): boolean { return this.status === 410; }
+  get forbidden(): boolean { return this.status === 403; }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** No answer within this long aborts the request. Default 30 s; streams have none. */
+  timeoutMs?: number;
+}
+
+const authRefreshMs = 60_000;
+
+function withQuery(path: string, query?: Query): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  let body = '';
+  res.setEncoding('utf8');
+  for await (const chunk of res) body += chunk;
+  return body;
+}
+
+function apiError(status: number, body: string, method: string, path: string): ApiError {
+  try {
+    const parsed = JSON.parse(body) as { reason?: string; message?: string };
+    return new ApiError(status, parsed.reason ?? 'Unknown', parsed.message ?? body, method, path);
+  } catch {
+    return new ApiError(status, 'Unknown', body.slice(0, 500) || `HTTP ${status}`, method, path);
+  }
+}
+
+export class RestClient {
+  private options: RequestOptions = {};
+  private agent: Agent | undefined;
+  private refreshedAt = 0;
+  readonly server: URL;
+
+  constructor(private readonly config: KubeConfig, readonly userAgent = 'keelson') {
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+  }
+
+  private async connection(): Promise<RequestOptions> {
+    if (this.agent && Date.now() - this.refreshedAt < authRefreshMs) return this.options;
+    const options: RequestOptions = {};
+    await this.config.applyToHTTPSOptions(options);
+    const { ca, cert, key, rejectUnauthorized } = options;
+    if (!this.agent || ca !== this.options.ca || cert !== this.options.cert || key !== this.options.key) {
+      this.agent?.destroy();
+      this.agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key,
+        ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }) });
+    }
+    this.options = options;
+    this.refreshedAt = Date.now();
+    return options;
+  }
+
+  /** Sends the request and resolves with the response once its headers arrive; non-2xx becomes an ApiError. */
+  async open(spec: RequestSpec): Promise<IncomingMessage> {
+    const auth = await this.connection();
+    const path = withQuery(spec.path, spec.query);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const headers: Record<string, string> = {
+      ...(auth.headers as Record<string, string> | undefined),
+      Accept: 'application/json',
+      'User-Agent': this.userAgent,
+    };
+    if (body !== undefined) {
+      headers['Content-Type'] = spec.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request({
+        protocol: this.server.protocol, hostname: this.server.hostname, port: this.server.port,
+        path: `${this.server.pathname.replace(/\/$/, '')}${path}`, method: spec.method, headers, agent: this.agent,
+        ...(auth.auth ? { auth: auth.auth } : {}), signal: spec.signal,
+      }, resolve);
+      if (spec.timeoutMs) {
+        req.setTimeout(spec.timeoutMs, () => req.destroy(new Error(`${spec.method} ${path}: no answer in ${spec.timeoutMs}ms`)));
+      }
+      req.on('error', reject);
+      req.end(body);
+    });
+    if (res.statusCode! >= 200 && res.statusCode! < 300) return res;
+    throw apiError(res.statusCode!, await readBody(res), spec.method, spec.path);
+  }
+
+  async json<T>(spec: RequestSpec): Promise<T> {
+    const res = await this.open({ timeoutMs: 30_000, ...spec });
+    const text = await readBody(res);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async text(spec: RequestSpec): Promise<string> {
+    return readBody(await this.open({ timeoutMs: 30_000, ...spec }));
+  }
+
+  close(): void {
+    this.agent?.destroy();
+  }
+}

@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { policyRules } from '../../charts/rbac.ts';
+import { fixturePermissions } from '../../test/runtime/fixture.ts';
+import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
+import { ControllerProcess, type LogLine } from '../../test/support/controller-process.ts';
+import { repoRoot } from '../../test/support/paths.ts';
+import { CuttableProxy } from '../../test/support/proxy.ts';
+import { waitFor } from '../../test/support/wait.ts';
+import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
+import { RestClient } from './rest.ts';
+
+const cluster = testCluster();
+const fixtureScript = join(repoRoot, 'build/test/runtime/fixture.js');
+const admin = new RestClient(cluster.adminConfig());
+let namespace: string;
+let cleanup: () => Promise<void>;
+let scratch: string;
+let proxy: CuttableProxy;
+/** The fixture's kubeconfig: its own ServiceAccount, reaching the apiserver through the proxy. */
+let kubeconfig: string;
+
+const configMaps = () => `/api/v1/namespaces/${namespace}/configmaps`;
+
+async function putSource(name: string, data: Record<string, string>): Promise<void> {
+  await admin.json({ method: 'PATCH', path: `${configMaps()}/${name}`, query: { fieldManager: 'test', force: true },
+    contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: { name, labels: { 'keelson.dev/fixture': 'source' } }, data } });
+}
+
+async function mirrorOf(name: string): Promise<Record<string, string> | undefined> {
+  try {
+    return (await admin.json<{ data?: Record<string, string> }>({ method: 'GET', path: `${configMaps()}/${name}-mirror` })).data ?? {};
+  } catch {
+    return undefined;
+  }
+}
+
+function waitForMirror(name: string, data: Record<string, string> | undefined, timeoutMs = 30_000): Promise<boolean> {
+  return waitFor(`${name}-mirror to hold ${JSON.stringify(data)}`, async () =>
+    isDeepStrictEqual(await mirrorOf(name), data), { timeoutMs });
+}
+
+async function grant(account: string): Promise<void> {
+  const rules = policyRules([...fixturePermissions, ...eventPermissions, ...leaderElectionPermissions]);
+  await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: account, namespace }, rules },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: account, namespace },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: account } },
+  ] }) });
+}
+
+async function account(name: string, server?: string): Promise<string> {
+  await cluster.kubectl(['create', 'serviceaccount', name, '-n', namespace]);
+  return cluster.serviceAccountKubeconfig(namespace, name, join(scratch, `${name}.kubeconfig`), server);
+}
+
+function startFixture(config: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
+  return ControllerProcess.start(fixtureScript, [`--kubeconfig=${config}`, `--namespace=${namespace}`, ...extra],
+    { POD_NAMESPACE: namespace, ...env });
+}
+
+const about = (name: string, msg: string) => (line: LogLine) => line.name === name && line.msg === msg;
+
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'runtime'));
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-runtime-test-'));
+  const server = new URL(cluster.state.server);
+  proxy = await CuttableProxy.start({ host: server.hostname, port: Number(server.port) });
+  kubeconfig = await account('fixture', proxy.url);
+  await grant('fixture');
+});
+after(async () => {
+  await proxy.close();
+  admin.close();
+  await rm(scratch, { recursive: true, force: true });
+  await cleanup();
+});
+
+describe('controller runtime', () => {
+  it('is not ready until its caches have synced, then ready', async () => {
+    const config = await account('late-grant');
+    const fixture = await startFixture(config);
+    try {
+      await fixture.waitForLog('a forbidden list to be retried', (l) => l.msg === 'watch failed; restarting' &&
+        String(l.err).includes('forbidden'));
+      assert.equal(await fixture.readyz(), 503);
+      await grant('late-grant');
+      await waitFor('/readyz to answer 200', async () => (await fixture.readyz()) === 200, { timeoutMs: 30_000 });
+    } finally {
+      await fixture.stop();
+    }
+    assert.equal((await fixture.exited).code, 0);
+  });
+
+  describe('with one controller process', () => {
+    let fixture: ControllerProcess;
+    before(async () => {
+      fixture = await startFixture(kubeconfig);
+      await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+    });
+    after(() => fixture.stop());
+
+    it('coalesces a burst of updates into far fewer reconciles, and the last state wins', async () => {
+      await putSource('burst', { v: '0', sleepMs: '50' });
+      await waitForMirror('burst', { v: '0', sleepMs: '50' });
+      const before = fixture.logs.filter(about('burst', 'reconcile started')).length;
+      const updates = 200;
+      for (let v = 1; v <= updates; v++) await putSource('burst', { v: String(v), sleepMs: '50' });
+      await waitForMirror('burst', { v: String(updates), sleepMs: '50' });
+      const reconciles = fixture.logs.filter(about('burst', 'reconcile started')).length - before;
+      assert.ok(reconciles >= 1 && reconciles < updates / 4, `${reconciles} reconciles for ${updates} updates`);
+    });
+
+    it('backs off exponentially while a reconcile fails, and recovers when the error goes away', async () => {
+      const retriesBefore = await fixture.metric('workqueue_retries_total', { name: 'mirror' });
+      await putSource('flaky', { fail: 'not yet' });
+      await waitFor('eight failed attempts', () => fixture.logs.filter(about('flaky', 'reconcile failed; retrying with backoff')).length >= 8,
+        { timeoutMs: 30_000 });
+      const starts = fixture.logs.filter(about('flaky', 'reconcile started')).map((l) => Date.parse(l.time));
+      const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+      assert.ok(gaps[6]! >= 4 * Math.max(gaps[2]!, 5), `gaps between attempts do not grow: ${gaps.join(', ')} ms`);
+      assert.ok(await fixture.metric('workqueue_retries_total', { name: 'mirror' }) >= retriesBefore + 8);
+      assert.ok(await fixture.metric('controller_runtime_reconcile_errors_total', { controller: 'mirror' }) >= 8);
+      await putSource('flaky', { fixed: 'yes' });
+      await waitForMirror('flaky', { fixed: 'yes' });
+    });
+
+    it('makes no API write when reconciling an object that needs nothing', async () => {
+      await putSource('steady', { v: '1' });
+      await waitForMirror('steady', { v: '1' });
+      const writes = async () => (await Promise.all(['create', 'update', 'patch', 'delete'].map((verb) =>
+        fixture.metric('keelson_client_requests_total', { verb })))).reduce((a, b) => a + b, 0);
+      const before = await writes();
+      await cluster.kubectl(['annotate', 'configmap', 'steady', '-n', namespace, 'touched=yes']);
+      const rv = JSON.parse((await cluster.kubectl(['get', 'configmap', 'steady', '-n', namespace, '-o', 'json'])).stdout)
+        .metadata.resourceVersion;
+      await fixture.waitForLog('the touched source to be reconciled',
+        (l) => l.name === 'steady' && l.msg === 'reconciled' && l.resourceVersion === rv);
+      assert.equal(await writes(), before);
+    });
+
+    it('serves controller-runtime metrics with sensible values', async () => {
+      const text = await fixture.metrics();
+      const value = (name: string, labels: Record<string, string> = {}) => {
+        assert.match(text, new RegExp(`^${name}[{ ]`, 'm'), `${name} is missing`);
+        return Number(/\S+$/.exec(text.split('\n').find((l) => l.startsWith(name) &&
+          Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)))!)![0]);
+      };
+      assert.ok(value('controller_runtime_reconcile_total', { controller: 'mirror', result: 'success' }) > 0);
+      assert.ok(value('controller_runtime_reconcile_errors_total', { controller: 'mirror' }) > 0);
+      assert.ok(value('controller_runtime_reconcile_time_seconds_count', { controller: 'mirror' }) > 0);
+      assert.ok(value('controller_runtime_active_workers', { controller: 'mirror' }) <= 2);
+      assert.ok(value('workqueue_depth', { name: 'mirror' }) >= 0);
+      assert.ok(value('workqueue_adds_total', { name: 'mirror' }) > 0);
+      assert.ok(value('workqueue_retries_total', { name: 'mirror' }) > 0);
+      assert.ok(value('workqueue_queue_duration_seconds_count', { name: 'mirror' }) > 0);
+      assert.ok(value('workqueue_work_duration_seconds_count', { name: 'mirror' }) > 0);
+      assert.ok(value('keelson_watch_seconds_since_last_event', { resource: `configmaps in ${namespace}` }) < 600);
+      assert.match(text, /^process_resident_memory_bytes \d+/m);
+    });
+
+    it('loses no change while its watch is cut mid-stream', async () => {
+      await putSource('cut-changed', { v: '1' });
+      await waitForMirror('cut-changed', { v: '1' });
+      const restarts = await fixture.metric('keelson_watch_restarts_total');
+      proxy.partition();
+      await putSource('cut-changed', { v: '2' });
+      for (const name of ['cut-a', 'cut-b', 'cut-c']) await putSource(name, { created: 'while cut' });
+      proxy.resume();
+      await waitForMirror('cut-changed', { v: '2' });
+      for (const name of ['cut-a', 'cut-b', 'cut-c']) await waitForMirror(name, { created: 'while cut' });
+      assert.ok(await fixture.metric('keelson_watch_restarts_total') > restarts);
+    });
+
+    it('relists after 410 Gone with no missed and no phantom events', async () => {
+      for (const name of ['gone-steady', 'gone-changed', 'gone-deleted']) {
+        await putSource(name, { v: '1' });
+        await waitForMirror(name, { v: '1' });
+      }
+      const gone = await fixture.metric('keelson_watch_restarts_total', { reason: 'gone' });
+      proxy.partition();
+      const from = fixture.logs.length;
+      await putSource('gone-changed', { v: '2' });
+      await putSource('gone-new', { v: '1' });
+      await admin.json({ method: 'DELETE', path: `${configMaps()}/gone-deleted` });
+      await cluster.compactEtcd();
+      proxy.resume();
+      await waitForMirror('gone-changed', { v: '2' });
+      await waitForMirror('gone-new', { v: '1' });
+      await fixture.waitForLog('the deleted source to be reconciled as gone',
+        (l) => l.name === 'gone-deleted' && l.msg === 'not a source' && l.present === false);
+      assert.ok(await fixture.metric('keelson_watch_restarts_total', { reason: 'gone' }) > gone, 'no 410 relist happened');
+      const phantom = fixture.logs.slice(from).filter(about('gone-steady', 'reconcile started'));
+      assert.deepEqual(phantom, [], 'an unchanged object was reconciled after the relist');
+    });
+  });
+
+  it('lets a reconcile in flight finish on SIGTERM, then exits 0', async () => {
+    const fixture = await startFixture(kubeconfig);
+    await putSource('slow', { sleepMs: '3000' });
+    await fixture.waitForLog('the slow reconcile to start', about('slow', 'reconcile started'));
+    fixture.signal('SIGTERM');
+    const { code } = await fixture.exited;
+    assert.equal(code, 0, fixture.describe());
+    const stopping = fixture.logs.findIndex((l) => l.msg === 'stopping');
+    const finished = fixture.logs.findIndex(about('slow', 'reconciled'));
+    assert.ok(stopping >= 0 && finished > stopping, `the reconcile did not finish after SIGTERM:\n${fixture.describe()}`);
+  });
+
+  it('elects one leader; another takes over within the lease when it dies, at once when it stops', async () => {
+    const leaderFlags = ['--leader-elect'];
+    const start = (name: string) => startFixture(kubeconfig, leaderFlags, { POD_NAME: name });
+    const [a, b] = await Promise.all([start('fixture-a'), start('fixture-b')]);
+    const running = [a, b];
+    try {
+      const leaderOf = async (candidates: ControllerProcess[]) => waitFor('one leader', async () => {
+        const status = await Promise.all(candidates.map((c) => c.metric('leader_election_master_status').catch(() => -1)));
+        return status.filter((s) => s === 1).length === 1 ? candidates[status.indexOf(1)] : undefined;
+      }, { timeoutMs: 30_000 });
+      const first = await leaderOf([a, b]);
+      const second = first === a ? b : a;
+      await putSource('led-1', { v: '1' });
+      await waitForMirror('led-1', { v: '1' });
+      assert.deepEqual(second.logs.filter((l) => l.msg === 'reconcile started'), [], 'the follower reconciled');
+
+      first.signal('SIGKILL');
+      const killedAt = Date.now();
+      assert.equal(await leaderOf([second]), second);
+      const takeover = Date.now() - killedAt;
+      assert.ok(takeover <= 15_000 + 2_000 + 1_000, `took ${takeover} ms to take over a 15 s lease`);
+      await putSource('led-2', { v: '1' });
+      await waitForMirror('led-2', { v: '1' });
+
+      const third = await start('fixture-c');
+      running.push(third);
+      await waitFor('the third to sync', async () => (await third.readyz().catch(() => 0)) === 200);
+      second.signal('SIGTERM');
+      const stoppedAt = Date.now();
+      assert.equal((await second.exited).code, 0);
+      assert.equal(await leaderOf([third]), third);
+      const handover = Date.now() - stoppedAt;
+      assert.ok(handover < 6_000, `took ${handover} ms to take over a released lease`);
+    } finally {
+      await Promise.all(running.map((p) => p.stop()));
+    }
+  });
+});

@@ -1,0 +1,47 @@
+// Status through the /status subresource, with metav1.Condition conditions and observedGeneration; nothing is
+// written when nothing changed, and a stale object fails with 409 (retried through the queue) instead of overwriting.
+import { isDeepStrictEqual } from 'node:util';
+import type { Client } from './client.ts';
+import type { KubeObject, ResourceType } from './resources.ts';
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+}
+
+/** Time as metav1.Time serializes it: RFC 3339 to the second. */
+export function timestamp(date = new Date()): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** The conditions with `next` set; lastTransitionTime moves only when the status does. */
+export function setCondition(conditions: readonly Condition[] | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>, now = new Date()): Condition[] {
+  const list = [...(conditions ?? [])];
+  const index = list.findIndex((c) => c.type === next.type);
+  const previous = index >= 0 ? list[index] : undefined;
+  const lastTransitionTime = previous && previous.status === next.status ? previous.lastTransitionTime : timestamp(now);
+  const condition = { ...next, lastTransitionTime };
+  if (index >= 0) list[index] = condition;
+  else list.push(condition);
+  return list;
+}
+
+export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** Writes `status` unless it equals the object's; true when it wrote. */
+export async function writeStatus<S>(client: Client, type: ResourceType, object: KubeObject & { status?: unknown },
+  status: S): Promise<boolean> {
+  if (isDeepStrictEqual(object.status ?? {}, status)) return false;
+  await client.patch(type, object.metadata.namespace, object.metadata.name,
+    { metadata: { resourceVersion: object.metadata.resourceVersion }, status }, 'merge', 'status');
+  return true;
+}
