@@ -105,6 +105,18 @@ export class LocalCluster {
     });
   }
 
+  /** Compacts etcd up to its current revision, so watches from any older resourceVersion get 410 Gone. */
+  async compactEtcd(): Promise<number> {
+    const post = async (path: string, body: object) => {
+      const res = await fetch(`${this.state.etcd}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
+      return res.json() as Promise<{ header: { revision: string } }>;
+    };
+    const revision = Number((await post('/v3/kv/range', { key: Buffer.from('/').toString('base64') })).header.revision);
+    await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    return revision;
+  }
+
   /** An admin KubeConfig (system:masters) for test set-up and assertions. */
   adminConfig(): KubeConfig {
     const config = new KubeConfig();
@@ -114,11 +126,13 @@ export class LocalCluster {
 
   /**
    * Writes a kubeconfig that authenticates as a ServiceAccount with a token minted by the TokenRequest API,
-   * exactly as a Pod running under it would, so RBAC applies in full to whatever uses it.
+   * exactly as a Pod running under it would, so RBAC applies in full to whatever uses it. `server` reaches the
+   * apiserver another way (through a test proxy).
    */
-  async serviceAccountKubeconfig(namespace: string, name: string, file: string): Promise<string> {
+  async serviceAccountKubeconfig(namespace: string, name: string, file: string, server?: string): Promise<string> {
     const token = (await this.kubectl(['create', 'token', name, '-n', namespace, '--duration=2h'])).stdout.trim();
     const config = JSON.parse(await readFile(this.state.kubeconfig, 'utf8'));
+    if (server) config.clusters[0].cluster.server = server;
     config.users = [{ name: `${namespace}-${name}`, user: { token } }];
     config.contexts = [{ name: 'keelson-local', context: { cluster: 'keelson-local', user: `${namespace}-${name}`,
       namespace } }];

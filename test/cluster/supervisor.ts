@@ -2,12 +2,12 @@
 // or when stdin closes under --watch-stdin (the parent died, however it died).
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { GiveUp, waitFor } from '../support/wait.ts';
 import { repoRoot } from '../support/paths.ts';
+import { freePort } from '../support/ports.ts';
 import {
   etcd, kubeApiserver, kubeControllerManager, kubeScheduler, kwok, kwokNodeAnnotation,
   type ComponentSpec, type Layout, type Ports,
@@ -18,15 +18,6 @@ import { ManagedProcess } from './process.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
 
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).on('error', reject));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || !address) throw new Error('no port');
-  return address.port;
-}
 
 async function freePorts(): Promise<Ports> {
   const names = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler', 'kwok'] as const;

@@ -1,0 +1,90 @@
+// A controller running as its own process, as in the Deployment: flags, JSON logs captured line by line, metrics and
+// health on free loopback ports.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { freePort } from './ports.ts';
+import { waitFor, type WaitOptions } from './wait.ts';
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  time: string;
+  [field: string]: unknown;
+}
+
+/** The sum of every sample of `name` whose labels include `labels`, in Prometheus text format. */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) total += Number(match[3]);
+  }
+  return total;
+}
+
+export class ControllerProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(private readonly child: ChildProcess, readonly metricsPort: number, readonly healthPort: number) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        this.logs.push(JSON.parse(line) as LogLine);
+      } catch {
+        this.stderr.push(line);
+      }
+    });
+    createInterface({ input: child.stderr! }).on('line', (line) => this.stderr.push(line));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Starts `script` with `args` plus loopback metrics and health addresses. */
+  static async start(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
+    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const child = spawn(process.execPath, ['--enable-source-maps', script, ...args,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${healthPort}`],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', ...env } });
+    return new ControllerProcess(child, metricsPort, healthPort);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    await this.exited;
+  }
+
+  /** Waits for a log line matching `predicate`, among those already seen too. */
+  waitForLog(what: string, predicate: (line: LogLine) => boolean, options?: WaitOptions): Promise<LogLine> {
+    return waitFor(`${what} (in the controller's log)`, () => {
+      if (this.child.exitCode !== null) throw new Error(`controller exited: ${this.stderr.slice(-5).join('\n')}`);
+      return this.logs.find(predicate);
+    }, options);
+  }
+
+  async metrics(): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`);
+    return res.text();
+  }
+
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return metricValue(await this.metrics(), name, labels);
+  }
+
+  async readyz(): Promise<number> {
+    return (await fetch(`http://127.0.0.1:${this.healthPort}/readyz`)).status;
+  }
+
+  describe(): string {
+    return [...this.logs.slice(-20).map((l) => JSON.stringify(l)), ...this.stderr.slice(-10)].join('\n');
+  }
+}
