@@ -45,6 +45,7 @@ export interface Resource<Spec, Status> {
   };
   spec: Spec;
   status?: Partial<Status>;
+  [field: string]: unknown;
 }
 
 export type ResourceOf<D> = D extends KindDefinition<infer Spec, infer Status> ? Resource<Spec, Status> : never;

@@ -19,20 +19,14 @@ export function allows(declared: readonly Permission[], group: string, resource:
 }
 
 /**
- * The permissions that the controller's own kind needs: reading it, writing its status, and (because owned objects
- * carry blockOwnerDeletion) updating its finalizers subresource.
+ * What every operator needs of its own kind: reading it through the cache, writing its status, and updating its
+ * finalizers subresource, which the apiserver asks for when owned objects carry blockOwnerDeletion.
  */
-export function ownKind(plural: string, { finalizer = false }: { finalizer?: boolean } = {}): Permission[] {
-  const declared: Permission[] = [
-    { group: 'keelson.dev', resource: plural, verbs: ['get', 'list', 'watch'], reason: `reconcile ${plural}` },
-    { group: 'keelson.dev', resource: `${plural}/status`, verbs: ['get', 'update', 'patch'],
-      reason: `report ${plural} status` },
+export function ownKind(plural: string): Permission[] {
+  return [
+    { group: 'keelson.dev', resource: plural, verbs: ['list', 'watch'], reason: `reconcile ${plural}` },
+    { group: 'keelson.dev', resource: `${plural}/status`, verbs: ['patch'], reason: `report ${plural} status` },
     { group: 'keelson.dev', resource: `${plural}/finalizers`, verbs: ['update'],
       reason: `set blockOwnerDeletion on objects owned by ${plural}` },
   ];
-  if (finalizer) {
-    declared.push({ group: 'keelson.dev', resource: plural, verbs: ['update', 'patch'],
-      reason: `add and remove the cleanup finalizer on ${plural}` });
-  }
-  return declared;
 }

@@ -125,9 +125,13 @@ export class Client {
       body: patch, contentType: contentTypes[patchType] }));
   }
 
-  /** Server-side apply of the fields this field manager owns; conflicts with other managers are forced. */
+  /**
+   * Server-side apply of the fields this field manager owns; conflicts with other managers are forced. An apply
+   * creates the object when it is missing, for which the apiserver asks for create as well as patch.
+   */
   async apply<T extends KubeObject>(type: ResourceType, object: T, subresource?: string): Promise<T> {
     this.check(type, 'patch', subresource);
+    this.check(type, 'create', subresource);
     return this.call('patch', type, () => this.rest.json<T>({ method: 'PATCH',
       path: pathOf(type, object.metadata.namespace, object.metadata.name, subresource),
       query: { fieldManager: this.fieldManager, force: true }, contentType: contentTypes.apply,

@@ -37,11 +37,26 @@ export function findCondition(conditions: readonly Condition[] | undefined, type
   return conditions?.find((c) => c.type === type);
 }
 
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The JSON merge patch (RFC 7386) turning `from` into `to`: fields that went away become null. */
+export function mergePatch(from: unknown, to: unknown): unknown {
+  if (!isMap(from) || !isMap(to)) return to;
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(from)) if (!(key in to) || to[key] === undefined) patch[key] = null;
+  for (const [key, value] of Object.entries(to)) {
+    if (value !== undefined && !isDeepStrictEqual(from[key], value)) patch[key] = mergePatch(from[key], value);
+  }
+  return patch;
+}
+
 /** Writes `status` unless it equals the object's; true when it wrote. */
 export async function writeStatus<S>(client: Client, type: ResourceType, object: KubeObject & { status?: unknown },
   status: S): Promise<boolean> {
-  if (isDeepStrictEqual(object.status ?? {}, status)) return false;
+  const current = object.status ?? {};
+  if (isDeepStrictEqual(current, JSON.parse(JSON.stringify(status)))) return false;
   await client.patch(type, object.metadata.namespace, object.metadata.name,
-    { metadata: { resourceVersion: object.metadata.resourceVersion }, status }, 'merge', 'status');
+    { metadata: { resourceVersion: object.metadata.resourceVersion }, status: mergePatch(current, status) }, 'merge', 'status');
   return true;
 }
