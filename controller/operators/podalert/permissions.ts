@@ -1,8 +1,0 @@
-import { ownKind, type Permission } from '../../api/permissions.ts';
-
-export const permissions: Permission[] = [
-  ...ownKind('podalerts'),
-  { group: '', resource: 'pods', verbs: ['get', 'list', 'watch'], reason: 'check the health of matching pods' },
-  { group: '', resource: 'pods/log', verbs: ['get'], reason: 'capture the failing container\'s log tail' },
-  { group: '', resource: 'secrets', verbs: ['get'], reason: 'read the webhook URL from spec.webhook.secretRef' },
-];

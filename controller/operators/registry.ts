@@ -1,0 +1,5 @@
+// The code of every operator in the catalog, under the same names.
+import type { Operator } from '../runtime/manager.ts';
+import { tdsetOperator } from './tdset/reconcile.ts';
+
+export const operators: readonly Operator[] = [tdsetOperator];

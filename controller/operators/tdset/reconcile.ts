@@ -1,0 +1,179 @@
+// TDSet: a Deployment (and optionally a Service) whose replicas follow the schedule, requeued exactly at the next
+// window boundary. Objects of the same name it does not own are reported and left alone; an invalid spec is
+// reported and changes nothing.
+import { validate, withDefaults } from '../../api/validate.ts';
+import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
+import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
+import { apiVersion } from '../../api/kind.ts';
+import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { permissions } from './permissions.ts';
+import { desiredAt, nextTransition, requeueDelay, scheduleProblems, type Desired } from './schedule.ts';
+import { TDSet, tdsetSpec, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
+
+interface Deployment extends KubeObject {
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+}
+
+const tdsetType = keelsonType(TDSet);
+
+export function labelsFor(name: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'keelson' };
+}
+
+export function deploymentFor(tdset: TDSetResource & Owner, spec: TDSetSpec, replicas: number): Deployment {
+  const labels = labelsFor(tdset.metadata.name);
+  const selector = { 'app.kubernetes.io/name': labels['app.kubernetes.io/name']!,
+    'app.kubernetes.io/instance': labels['app.kubernetes.io/instance']! };
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: { name: tdset.metadata.name, namespace: tdset.metadata.namespace, labels,
+      ownerReferences: [controllerReference(tdset)] },
+    spec: {
+      replicas,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: 'app', image: spec.container.image,
+          ports: [{ name: 'http', containerPort: spec.container.port, protocol: 'TCP' }] }] },
+      },
+    } as Deployment['spec'],
+  };
+}
+
+export function serviceFor(tdset: TDSetResource & Owner, port: number): KubeObject {
+  const labels = labelsFor(tdset.metadata.name);
+  return {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: tdset.metadata.name, namespace: tdset.metadata.namespace, labels,
+      ownerReferences: [controllerReference(tdset)] },
+    spec: { selector: { 'app.kubernetes.io/name': tdset.metadata.name, 'app.kubernetes.io/instance': tdset.metadata.name },
+      ports: [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }] },
+  };
+}
+
+type Outcome = { ready: Omit<Condition, 'lastTransitionTime'>; progressing?: Omit<Condition, 'lastTransitionTime'> };
+
+class TDSetReconciler {
+  private readonly tdsets;
+  private readonly deployments;
+  private readonly services;
+
+  constructor(private readonly ctx: OperatorContext) {
+    this.tdsets = ctx.cache.informer<TDSetResource>(tdsetType, ctx.namespace, ctx.client);
+    this.deployments = ctx.cache.informer<Deployment>(types.deployments, ctx.namespace, ctx.client);
+    this.services = ctx.cache.informer<KubeObject>(types.services, ctx.namespace, ctx.client);
+  }
+
+  async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
+    const cached = this.tdsets.get(keyOf(request));
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    // Items of a list carry no apiVersion or kind; owner references and Events need both.
+    const tdset = { ...cached, apiVersion, kind: TDSet.kind } as TDSetResource & Owner;
+    const generation = tdset.metadata.generation;
+    const spec = withDefaults(tdsetSpec.openApi, tdset.spec);
+    const problems = [...validate(tdsetSpec.openApi, spec, 'spec').map((e) => `${e.path} ${e.message}`),
+      ...scheduleProblems({ windows: spec.schedulingConfig, defaultReplica: spec.defaultReplica, timeZone: spec.timeZone })];
+    if (problems.length) {
+      await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'InvalidSpec', observedGeneration: generation,
+        message: `${problems.join('; ')}; nothing was changed` } }, {});
+      return;
+    }
+
+    const schedule = { windows: spec.schedulingConfig, defaultReplica: spec.defaultReplica, timeZone: spec.timeZone };
+    const desired = desiredAt(schedule, now);
+    const next = nextTransition(schedule, now);
+    const scheduled = { desiredReplicas: desired.replicas, activeWindow: desired.window,
+      ...(next ? { nextTransitionTime: timestamp(next) } : {}) };
+
+    const name = tdset.metadata.name;
+    const current = this.deployments.get(keyOf(request));
+    const service = this.services.get(keyOf(request));
+    const foreign = [current && !isControlledBy(current, tdset) ? `Deployment ${name}` : undefined,
+      spec.service && service && !isControlledBy(service, tdset) ? `Service ${name}` : undefined].filter(Boolean);
+    if (foreign.length) {
+      await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'NotOwned', observedGeneration: generation,
+        message: `${foreign.join(' and ')} already exist${foreign.length > 1 ? '' : 's'} and ${foreign.length > 1 ? 'are' : 'is'} ` +
+          'not owned by this TDSet; it changes nothing until they are removed or renamed' } }, scheduled);
+      return this.requeue(spec, next, now);
+    }
+
+    const { object: deployment, changed } = await applyIfChanged(this.ctx.client, types.deployments,
+      deploymentFor(tdset, spec, desired.replicas), current);
+    if (changed) await this.announce(tdset, current, desired, log);
+    if (spec.service) await applyIfChanged(this.ctx.client, types.services, serviceFor(tdset, spec.service.port), service);
+    else if (service && isControlledBy(service, tdset)) await this.ctx.client.delete(types.services, service.metadata.namespace, name, service.metadata.uid);
+
+    await this.report(tdset, this.rollout(deployment, desired, generation), scheduled);
+    return this.requeue(spec, next, now);
+  }
+
+  private async announce(tdset: TDSetResource & Owner, before: Deployment | undefined, desired: Desired,
+    log: ReconcileContext['log']): Promise<void> {
+    const from = before?.spec?.replicas;
+    const why = desired.window === 'default' ? 'outside every window' : `window ${desired.window}`;
+    if (from === undefined) {
+      await this.ctx.events.record(tdset, 'Normal', 'Created', `Created Deployment ${tdset.metadata.name} with ` +
+        `${desired.replicas} replicas: ${why}`);
+    } else if (from !== desired.replicas) {
+      await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled from ${from} to ${desired.replicas} replicas: ${why}`);
+      log.info({ from, to: desired.replicas, window: desired.window }, 'scaled');
+    }
+  }
+
+  private rollout(deployment: Deployment, desired: Desired, generation: number): Outcome {
+    const status = deployment.status ?? {};
+    const observed = (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 0);
+    const available = status.availableReplicas ?? 0;
+    const updated = status.updatedReplicas ?? 0;
+    const done = observed && updated >= desired.replicas && available >= desired.replicas &&
+      (status.replicas ?? 0) === desired.replicas;
+    const base = { observedGeneration: generation };
+    return {
+      ready: available >= desired.replicas && observed
+        ? { ...base, type: 'Ready', status: 'True', reason: 'Available',
+          message: `${available} of ${desired.replicas} replicas available` }
+        : { ...base, type: 'Ready', status: 'False', reason: 'Unavailable',
+          message: `${available} of ${desired.replicas} replicas available` },
+      progressing: done
+        ? { ...base, type: 'Progressing', status: 'False', reason: 'Complete', message: 'the Deployment matches the schedule' }
+        : { ...base, type: 'Progressing', status: 'True', reason: 'RollingOut',
+          message: `${updated} of ${desired.replicas} replicas updated` },
+    };
+  }
+
+  private async report(tdset: TDSetResource, outcome: Outcome, scheduled: Partial<TDSetStatus>): Promise<void> {
+    const previous = tdset.status ?? {};
+    let conditions = setCondition(previous.conditions as Condition[] | undefined, outcome.ready);
+    if (outcome.progressing) conditions = setCondition(conditions, outcome.progressing);
+    const status = { ...scheduled, observedGeneration: tdset.metadata.generation, conditions };
+    const wasReady = findCondition(previous.conditions as Condition[] | undefined, 'Ready');
+    const becameInvalid = outcome.ready.status === 'False' && outcome.ready.reason !== 'Unavailable' &&
+      (wasReady?.reason !== outcome.ready.reason || wasReady?.message !== outcome.ready.message);
+    if (await writeStatus(this.ctx.client, tdsetType, tdset, status) && becameInvalid) {
+      await this.ctx.events.record(tdset as TDSetResource & Owner, 'Warning', outcome.ready.reason, outcome.ready.message);
+    }
+  }
+
+  private requeue(spec: TDSetSpec, next: Date | undefined, now: Date): ReconcileResult {
+    const delay = requeueDelay(next, spec.intervalMint, now);
+    return delay === undefined ? undefined : { requeueAfterMs: delay };
+  }
+}
+
+export const tdsetOperator: Operator = {
+  name: 'tdset',
+  permissions,
+  setup(ctx) {
+    const reconciler = new TDSetReconciler(ctx);
+    ctx.addController({
+      name: 'tdset',
+      for: tdsetType,
+      owns: [types.deployments, types.services],
+      workers: 2,
+      reconcile: (request, context) => reconciler.reconcile(request, context),
+    });
+  },
+};

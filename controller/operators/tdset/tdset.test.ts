@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+
+const cluster = testCluster();
+let namespace: string;
+let cleanup: () => Promise<void>;
+let scratch: string;
+let controller: ControllerProcess;
+
+// Schedules are built around the current UTC hour, so the window in force is known without faking any clock: the
+// current window spans two hours, so no boundary passes while a test runs unless it starts in the last seconds.
+const hour = new Date().getUTCHours();
+const open = { startTime: hour, endTime: (hour + 2) % 24 };
+const current = `${open.startTime}-${open.endTime}`;
+
+function tdset(name: string, spec: Record<string, unknown> = {}): string {
+  return JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'TDSet', metadata: { name, namespace },
+    spec: { container: { image: 'registry.example/hello:1', port: 8000 }, defaultReplica: 1,
+      schedulingConfig: [{ ...open, replica: 3 }], ...spec } });
+}
+
+const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
+const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
+const maybe = async (...args: string[]) => {
+  const result = await cluster.kubectl([...args, '-n', namespace, '-o', 'json'], { allowFailure: true });
+  return result.code === 0 ? JSON.parse(result.stdout) : undefined;
+};
+const patch = (name: string, body: object) => kubectl('patch', 'tds', name, '--type=merge', '-p', JSON.stringify(body));
+
+function replicasOf(name: string, replicas: number): Promise<any> {
+  return waitFor(`Deployment ${name} to have ${replicas} replicas`, async () => {
+    const deployment = await maybe('get', 'deployment', name);
+    return deployment?.spec.replicas === replicas ? deployment : undefined;
+  });
+}
+
+function condition(name: string, type: string, status: string, reason: string): Promise<any> {
+  return waitFor(`TDSet ${name} ${type}=${status} (${reason})`, async () => {
+    const object = await maybe('get', 'tds', name);
+    const found = object?.status?.conditions?.find((c: any) => c.type === type);
+    return found?.status === status && found.reason === reason &&
+      found.observedGeneration === object.metadata.generation ? object : undefined;
+  });
+}
+
+function event(name: string, reason: string, note: RegExp): Promise<any> {
+  return waitFor(`a ${reason} Event on ${name}`, async () => {
+    const events = (await json('get', 'events.events.k8s.io', '--field-selector', `regarding.name=${name}`)).items;
+    return events.find((e: any) => e.reason === reason && note.test(e.note));
+  });
+}
+
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'tdset'));
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-tdset-test-'));
+  await installCrds(cluster);
+  controller = await startOperator(cluster, namespace, ['tdset'], scratch);
+});
+after(async () => {
+  await controller.stop();
+  await rm(scratch, { recursive: true, force: true });
+  await cleanup();
+});
+
+describe('TDSet against the real control plane, as its ServiceAccount', () => {
+  it('runs the Deployment the current window asks for, and reports it', async () => {
+    await cluster.kubectl(['apply', '-f', '-'], { input: tdset('web') });
+    const deployment = await replicasOf('web', 3);
+    const [owner] = deployment.metadata.ownerReferences;
+    assert.deepEqual([owner.kind, owner.name, owner.controller, owner.blockOwnerDeletion], ['TDSet', 'web', true, true]);
+    assert.equal(deployment.metadata.labels['app.kubernetes.io/name'], 'web');
+    assert.equal(deployment.metadata.labels['app.kubernetes.io/managed-by'], 'keelson');
+    const [container] = deployment.spec.template.spec.containers;
+    assert.equal(container.image, 'registry.example/hello:1');
+    assert.deepEqual(container.ports, [{ name: 'http', containerPort: 8000, protocol: 'TCP' }]);
+
+    const ready = await condition('web', 'Ready', 'True', 'Available');
+    assert.equal(ready.status.desiredReplicas, 3);
+    assert.equal(ready.status.activeWindow, current);
+    const next = new Date();
+    next.setUTCHours(open.startTime + 2, 0, 0, 0);
+    assert.equal(ready.status.nextTransitionTime, next.toISOString().replace('.000', ''));
+    await event('web', 'Created', new RegExp(`^Created Deployment web with 3 replicas: window ${current}$`));
+    const columns = (await kubectl('get', 'tds', 'web')).stdout.split('\n');
+    assert.match(columns[0]!, /^NAME\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
+    assert.match(columns[1]!, new RegExp(`^web\\s+3\\s+${current}\\s+\\S+\\s+True\\s+`));
+  });
+
+  it('follows an edited schedule, with an Event saying why it scaled', async () => {
+    await patch('web', { spec: { schedulingConfig: [{ ...open, replica: 5 }] } });
+    await replicasOf('web', 5);
+    await event('web', 'Scaled', new RegExp(`^Scaled from 3 to 5 replicas: window ${current}$`));
+    await patch('web', { spec: { schedulingConfig: [] } });
+    await replicasOf('web', 1);
+    await event('web', 'Scaled', /^Scaled from 5 to 1 replicas: outside every window$/);
+    const status = (await condition('web', 'Ready', 'True', 'Available')).status;
+    assert.equal(status.activeWindow, 'default');
+    assert.equal(status.nextTransitionTime, undefined);
+    await patch('web', { spec: { schedulingConfig: [{ ...open, replica: 5 }] } });
+    await replicasOf('web', 5);
+  });
+
+  it('reverts a manual kubectl scale', async () => {
+    await kubectl('scale', 'deployment', 'web', '--replicas=2');
+    await replicasOf('web', 5);
+  });
+
+  it('rolls out a new image and corrects drift in what it owns', async () => {
+    await patch('web', { spec: { container: { image: 'registry.example/hello:2' } } });
+    await waitFor('the new image in the Deployment', async () =>
+      (await json('get', 'deployment', 'web')).spec.template.spec.containers[0].image === 'registry.example/hello:2');
+    await waitFor('pods of the new image', async () => (await json('get', 'pods', '-l', 'app.kubernetes.io/name=web')).items
+      .some((p: any) => p.spec.containers[0].image === 'registry.example/hello:2'));
+    await kubectl('label', 'deployment', 'web', 'app.kubernetes.io/managed-by-');
+    await waitFor('the label restored', async () =>
+      (await json('get', 'deployment', 'web')).metadata.labels['app.kubernetes.io/managed-by'] === 'keelson');
+  });
+
+  it('adds a Service when spec.service is set and deletes it when removed', async () => {
+    await patch('web', { spec: { service: { port: 80 } } });
+    const service = await waitFor('Service web', () => maybe('get', 'service', 'web'));
+    assert.deepEqual(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [['http', 80, 'http']]);
+    assert.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web' });
+    await kubectl('patch', 'tds', 'web', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"}]');
+    await waitFor('Service web to be deleted', async () => (await maybe('get', 'service', 'web')) === undefined);
+  });
+
+  it('leaves a Deployment it does not own alone, and says so', async () => {
+    await kubectl('create', 'deployment', 'theirs', '--image=registry.example/theirs:1', '--replicas=2');
+    await cluster.kubectl(['apply', '-f', '-'], { input: tdset('theirs') });
+    const reported = await condition('theirs', 'Ready', 'False', 'NotOwned');
+    assert.match(reported.status.conditions.find((c: any) => c.type === 'Ready').message,
+      /^Deployment theirs already exists and is not owned by this TDSet/);
+    await event('theirs', 'NotOwned', /not owned by this TDSet/);
+    const deployment = await json('get', 'deployment', 'theirs');
+    assert.equal(deployment.spec.replicas, 2);
+    assert.equal(deployment.metadata.ownerReferences, undefined);
+    assert.equal(deployment.spec.template.spec.containers[0].image, 'registry.example/theirs:1');
+  });
+
+  it('reports what no schema can say as Ready=False, and leaves the Deployment untouched', async () => {
+    await patch('web', { spec: { schedulingConfig: [{ ...open, replica: 9 },
+      { startTime: (hour + 1) % 24, endTime: (hour + 3) % 24, replica: 4 }] } });
+    const invalid = await condition('web', 'Ready', 'False', 'InvalidSpec');
+    assert.match(invalid.status.conditions.find((c: any) => c.type === 'Ready').message,
+      /spec\.schedulingConfig\[1\]: window \d+-\d+ overlaps window \d+-\d+; nothing was changed/);
+    await event('web', 'InvalidSpec', /overlaps/);
+    assert.equal((await json('get', 'deployment', 'web')).spec.replicas, 5);
+
+    await patch('web', { spec: { schedulingConfig: [{ ...open, replica: 5 }], timeZone: 'Mars/Olympus_Mons' } });
+    const zone = await condition('web', 'Ready', 'False', 'InvalidSpec');
+    assert.match(zone.status.conditions.find((c: any) => c.type === 'Ready').message,
+      /spec\.timeZone: "Mars\/Olympus_Mons" is not a known IANA time zone/);
+    await patch('web', { spec: { timeZone: 'UTC' } });
+    await condition('web', 'Ready', 'True', 'Available');
+  });
+
+  it('has the apiserver reject what the schema says, naming the field', async () => {
+    const result = await cluster.kubectl(['apply', '-f', '-'], { input: tdset('bad', {
+      schedulingConfig: [{ startTime: 24, endTime: 2, replica: 1 }] }), allowFailure: true });
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /spec\.schedulingConfig\[0\]\.startTime: Invalid value: 24/);
+  });
+
+  it('is cleaned up by the garbage collector when deleted', async () => {
+    await patch('web', { spec: { service: { port: 80 } } });
+    await waitFor('Service web', () => maybe('get', 'service', 'web'));
+    await kubectl('delete', 'tds', 'web');
+    await waitFor('the Deployment and Service to be collected', async () =>
+      (await maybe('get', 'deployment', 'web')) === undefined && (await maybe('get', 'service', 'web')) === undefined,
+    { timeoutMs: 60_000 });
+  });
+
+  it('never met a 403', async () => {
+    assert.equal(await controller.metric('keelson_client_requests_total', { code: '403' }), 0);
+    assert.deepEqual(controller.logs.filter((l) => /forbidden/i.test(JSON.stringify(l))), []);
+  });
+});

@@ -1,0 +1,47 @@
+// `npm start` (after synth): run the operator in the foreground against $KUBECONFIG, or, when none is set, against
+// the local control plane (the one `npm run cluster -- up` started, or one started now and stopped on exit). The
+// CRDs are applied first, from the source dist/ is synthesized from. Arguments after `npm start --` go to the controller.
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { crdName, customResourceDefinition } from './api/kind.ts';
+import { kinds } from './operators/catalog.ts';
+import { operators } from './operators/registry.ts';
+import { RestClient } from './runtime/rest.ts';
+import { runController } from './runtime/run.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+async function applyCrds(kubeconfig: string): Promise<void> {
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfig);
+  const rest = new RestClient(config, 'keelson-start');
+  for (const kind of kinds) {
+    await rest.json({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName(kind)}`,
+      query: { fieldManager: 'keelson-start', force: true }, contentType: 'application/apply-patch+yaml',
+      body: customResourceDefinition(kind) });
+  }
+  rest.close();
+  console.error(`applied the CRDs of ${kinds.map((k) => k.kind).join(', ')}`);
+}
+
+let stopCluster: (() => Promise<void>) | undefined;
+let kubeconfig = process.env.KUBECONFIG;
+if (!kubeconfig) {
+  const { LocalCluster } = await import('../test/cluster/cluster.ts');
+  let cluster = LocalCluster.attach(join(root, '.cluster'));
+  if (cluster) {
+    console.error(`using the local cluster started by npm run cluster -- up: ${cluster.state.server}`);
+  } else {
+    console.error('no KUBECONFIG: starting a local control plane (npm run cluster -- up keeps one running)');
+    cluster = await LocalCluster.start();
+    stopCluster = () => cluster!.stop();
+    console.error(`local cluster ready: ${cluster.state.server}; kubeconfig ${cluster.state.kubeconfig}`);
+  }
+  kubeconfig = cluster.state.kubeconfig;
+}
+
+await applyCrds(kubeconfig);
+const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
+  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, operators);
+await stopCluster?.();
+process.exit(code);

@@ -1,0 +1,55 @@
+// The real controller (build/controller/main.js) as the install runs it: a KeelsonInstall synthesized for one test
+// namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
+// Deployment's args; the process authenticates with that ServiceAccount's token.
+import { join } from 'node:path';
+import { Chart, Testing } from 'cdk8s';
+import { KeelsonInstall } from '../../charts/install.ts';
+import type { LocalCluster } from '../cluster/cluster.ts';
+import { ControllerProcess } from './controller-process.ts';
+import { repoRoot } from './paths.ts';
+
+type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
+
+export interface InstalledOperator {
+  manifests: Manifest[];
+  /** The rules of the synthesized Role, in order. */
+  rules: object[];
+  args: string[];
+}
+
+/** The install of `operators` watching only `namespace`, with the controller in that namespace too. */
+export function synthesizeInstall(namespace: string, operators: string[]): InstalledOperator {
+  const chart = new Chart(Testing.app(), 'install');
+  new KeelsonInstall(chart, 'install', { image: 'keelson/controller:test', namespace, createNamespace: false,
+    watchNamespace: namespace, operators });
+  const manifests = Testing.synth(chart) as Manifest[];
+  const role = manifests.find((m) => m.kind === 'Role')!;
+  const deployment = manifests.find((m) => m.kind === 'Deployment')!;
+  const args = (deployment.spec.template.spec.containers[0].args as string[])
+    .filter((a) => !a.startsWith('--metrics-bind-address') && !a.startsWith('--health-probe-bind-address'));
+  return { manifests, rules: role.rules, args };
+}
+
+/**
+ * Applies the install's ServiceAccount and RBAC (less the rule at `omitRule`, if given) and starts the controller
+ * as that ServiceAccount with the Deployment's args, serving metrics and health on loopback.
+ */
+export async function startOperator(cluster: LocalCluster, namespace: string, operators: string[], scratch: string,
+  { omitRule }: { omitRule?: number } = {}): Promise<ControllerProcess> {
+  const install = synthesizeInstall(namespace, operators);
+  const rbac = install.manifests.filter((m) => ['ServiceAccount', 'Role', 'RoleBinding'].includes(m.kind))
+    .map((m) => m.kind === 'Role' && omitRule !== undefined
+      ? { ...m, rules: install.rules.filter((_, i) => i !== omitRule) } : m);
+  await cluster.kubectl(['apply', '--server-side', '-f', '-'],
+    { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
+  const account = install.manifests.find((m) => m.kind === 'ServiceAccount')!.metadata.name;
+  const kubeconfig = await cluster.serviceAccountKubeconfig(namespace, account, join(scratch, `${namespace}.kubeconfig`));
+  return ControllerProcess.start(join(repoRoot, 'build/controller/main.js'), [...install.args, `--kubeconfig=${kubeconfig}`],
+    { POD_NAMESPACE: namespace, POD_NAME: `${account}-test` });
+}
+
+/** Applies the CRDs as `dist/` has them and waits until they are served. */
+export async function installCrds(cluster: LocalCluster): Promise<void> {
+  await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml')]);
+  await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', 'app.kubernetes.io/part-of=keelson']);
+}
