@@ -145,6 +145,32 @@ describe('controller runtime', () => {
       assert.equal(await writes(), before);
     });
 
+    it('runs a finalizer\'s cleanup before the object goes, then lets it go', async () => {
+      await putSource('final', { finalizer: 'yes' });
+      await waitForMirror('final', { finalizer: 'yes' });
+      const source = JSON.parse((await cluster.kubectl(['get', 'configmap', 'final', '-n', namespace, '-o', 'json'])).stdout);
+      assert.deepEqual(source.metadata.finalizers, ['keelson.dev/fixture']);
+      await cluster.kubectl(['delete', 'configmap', 'final', '-n', namespace, '--wait=false']);
+      await fixture.waitForLog('the cleanup', about('final', 'cleaned up'));
+      await waitFor('the source to be gone', async () => (await cluster.kubectl(['get', 'configmap', 'final', '-n', namespace],
+        { allowFailure: true })).code !== 0);
+      assert.equal(await mirrorOf('final'), undefined);
+    });
+
+    it('folds repeats of an Event into one series', async () => {
+      for (const v of ['1', '2', '3']) {
+        await putSource('chatty', { v });
+        await waitForMirror('chatty', { v });
+      }
+      const events = await waitFor('one Mirrored Event counted three times', async () => {
+        const items = JSON.parse((await cluster.kubectl(['get', 'events.events.k8s.io', '-n', namespace,
+          '--field-selector', 'regarding.name=chatty', '-o', 'json'])).stdout).items as any[];
+        return items.length === 1 && items[0].series?.count === 3 ? items : undefined;
+      });
+      assert.equal(events[0].reason, 'Mirrored');
+      assert.equal(events[0].reportingController, 'keelson.dev/mirror');
+    });
+
     it('serves controller-runtime metrics with sensible values', async () => {
       const text = await fixture.metrics();
       const value = (name: string, labels: Record<string, string> = {}) => {
@@ -199,6 +225,23 @@ describe('controller runtime', () => {
       const phantom = fixture.logs.slice(from).filter(about('gone-steady', 'reconcile started'));
       assert.deepEqual(phantom, [], 'an unchanged object was reconciled after the relist');
     });
+  });
+
+  it('restarts a watch that goes silent, and loses nothing', async () => {
+    const fixture = await startFixture(kubeconfig, [], { KEELSON_WATCH_SILENCE_TIMEOUT_MS: '3000' });
+    try {
+      await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+      const silent = await fixture.metric('keelson_watch_restarts_total', { reason: 'silent' });
+      proxy.freeze();
+      await putSource('quiet', { said: 'while frozen' });
+      await waitFor('the watchdog to restart the silent watch', async () =>
+        await fixture.metric('keelson_watch_restarts_total', { reason: 'silent' }) > silent, { timeoutMs: 30_000 });
+      proxy.thaw();
+      await waitForMirror('quiet', { said: 'while frozen' });
+    } finally {
+      proxy.thaw();
+      await fixture.stop();
+    }
   });
 
   it('lets a reconcile in flight finish on SIGTERM, then exits 0', async () => {

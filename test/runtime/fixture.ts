@@ -1,10 +1,12 @@
 // A minimal operator for the runtime's own tests: every ConfigMap labelled keelson.dev/fixture=source gets an owned
-// ConfigMap <name>-mirror holding the same data. A source can make its reconcile fail ("fail" key) or take its time
-// ("sleepMs" key). Run as a process it is a controller like the real one: node fixture.js <controller flags>.
+// ConfigMap <name>-mirror holding the same data. A source can make its reconcile fail ("fail" key), take its time
+// ("sleepMs" key) or hold a finalizer that deletes its mirror first ("finalizer" key). Run as a process it is a
+// controller like the real one: node fixture.js <controller flags>.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Permission } from '../../controller/api/permissions.ts';
 import type { Operator } from '../../controller/runtime/manager.ts';
+import { withFinalizer } from '../../controller/runtime/finalizer.ts';
 import { applyIfChanged, controllerReference } from '../../controller/runtime/objects.ts';
 import { keyOf, types, type KubeObject } from '../../controller/runtime/resources.ts';
 import { runController } from '../../controller/runtime/run.ts';
@@ -12,7 +14,7 @@ import { runController } from '../../controller/runtime/run.ts';
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 export const fixturePermissions: Permission[] = [
-  { group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch', 'create', 'patch'], reason: 'mirror sources' },
+  { group: '', resource: 'configmaps', verbs: ['list', 'watch', 'create', 'patch', 'delete'], reason: 'mirror sources' },
   { group: '', resource: 'configmaps/finalizers', verbs: ['update'], reason: 'blockOwnerDeletion on mirrors' },
 ];
 
@@ -38,13 +40,23 @@ export const mirror: Operator = {
         if (data.fail) throw new Error(`asked to fail: ${data.fail}`);
         const name = `${request.name}-mirror`;
         const owner = { ...source, apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...source.metadata, uid: source.metadata.uid! } };
-        const { changed } = await applyIfChanged<ConfigMap>(client, types.configMaps, {
-          apiVersion: 'v1', kind: 'ConfigMap',
-          metadata: { name, namespace: request.namespace, ownerReferences: [controllerReference(owner)] },
-          data,
-        }, configMaps.get(keyOf({ namespace: request.namespace, name })));
-        if (changed) await events.record(owner, 'Normal', 'Mirrored', `mirrored into ${name}`);
-        log.info({ resourceVersion: source.metadata.resourceVersion, changed }, 'reconciled');
+        const mirror = async () => {
+          const { changed } = await applyIfChanged<ConfigMap>(client, types.configMaps, {
+            apiVersion: 'v1', kind: 'ConfigMap',
+            metadata: { name, namespace: request.namespace, ownerReferences: [controllerReference(owner)] },
+            data,
+          }, configMaps.get(keyOf({ namespace: request.namespace, name })));
+          if (changed) await events.record(owner, 'Normal', 'Mirrored', `mirrored into ${name}`);
+          log.info({ resourceVersion: source.metadata.resourceVersion, changed }, 'reconciled');
+        };
+        if (!data.finalizer) return mirror();
+        await withFinalizer(client, types.configMaps, source, 'keelson.dev/fixture', {
+          apply: mirror,
+          cleanup: async () => {
+            await client.delete(types.configMaps, request.namespace, name);
+            log.info('cleaned up');
+          },
+        });
       },
     });
   },

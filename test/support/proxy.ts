@@ -1,10 +1,11 @@
-// A loopback TCP proxy a test can cut: it drops every open connection (a watch cut mid-stream) and, while paused,
-// resets new ones, as a network partition would. TLS passes through untouched.
+// A loopback TCP proxy a test can cut: it drops every open connection (a watch cut mid-stream) and, while
+// partitioned, resets new ones; or it freezes, holding connections open with nothing flowing. TLS passes through.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class CuttableProxy {
   private readonly pairs = new Set<[Socket, Socket]>();
   private paused = false;
+  private frozen = false;
   private constructor(private readonly server: Server, readonly port: number) {}
 
   static async start(target: { host: string; port: number }): Promise<CuttableProxy> {
@@ -17,6 +18,7 @@ export class CuttableProxy {
       const upstream = connect(target.port, target.host);
       const pair: [Socket, Socket] = [client, upstream];
       proxy.pairs.add(pair);
+      if (proxy.frozen) pair.forEach((s) => s.pause());
       const close = () => {
         proxy!.pairs.delete(pair);
         client.destroy();
@@ -46,6 +48,17 @@ export class CuttableProxy {
 
   resume(): void {
     this.paused = false;
+  }
+
+  /** Keeps every connection open but lets nothing through, as a dead peer behind a silent network would. */
+  freeze(): void {
+    this.frozen = true;
+    for (const pair of this.pairs) pair.forEach((s) => s.pause());
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const pair of this.pairs) pair.forEach((s) => s.resume());
   }
 
   async close(): Promise<void> {
