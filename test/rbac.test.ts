@@ -7,12 +7,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { LocalCluster } from './cluster/cluster.ts';
 import { catalog } from '../controller/operators/catalog.ts';
+import { podBuggerToolSmoke } from '../controller/operators/podbuggertool/smoke.ts';
 import { tdsetSmoke } from '../controller/operators/tdset/smoke.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { installCrds, startOperator, synthesizeInstall } from './support/operator.ts';
 
 const smokeTests: Record<string, (cluster: LocalCluster, namespace: string, timeoutMs: number) => Promise<void>> = {
   tdset: tdsetSmoke,
+  podbuggertool: podBuggerToolSmoke,
 };
 
 const cluster = testCluster();

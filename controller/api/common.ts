@@ -23,8 +23,8 @@ export const labelSelector = (description: string) => object({
   matchExpressions: array(object({
     key: string({ description: 'The label key the requirement applies to.', required: true, maxLength: 316,
       pattern: labelKey }),
-    operator: enumeration({ description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.',
-      values: ['In', 'NotIn', 'Exists', 'DoesNotExist'], required: true }),
+    operator: enumeration(['In', 'NotIn', 'Exists', 'DoesNotExist'], {
+      description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.', required: true }),
     values: array(string({ description: 'A label value.', maxLength: 63, pattern: labelValue }),
       { description: 'The values for In and NotIn (at least one); empty for Exists and DoesNotExist.', maxItems: 64 }),
   }, {
@@ -39,7 +39,7 @@ export const labelSelector = (description: string) => object({
 /** metav1.Condition. */
 export const conditions = array(object({
   type: string({ description: 'The condition type, e.g. Ready.', required: true, maxLength: 316 }),
-  status: enumeration({ description: 'True, False or Unknown.', values: ['True', 'False', 'Unknown'], required: true }),
+  status: enumeration(['True', 'False', 'Unknown'], { description: 'True, False or Unknown.', required: true }),
   observedGeneration: integer({ description: 'The .metadata.generation the condition was set for.', minimum: 0 }),
   lastTransitionTime: string({ description: 'When the status last changed.', format: 'date-time', required: true }),
   reason: string({ description: 'A CamelCase word saying why the condition is what it is.', required: true,

@@ -19,14 +19,14 @@ export function allows(declared: readonly Permission[], group: string, resource:
 }
 
 /**
- * What every operator needs of its own kind: reading it through the cache, writing its status, and updating its
- * finalizers subresource, which the apiserver asks for when owned objects carry blockOwnerDeletion.
+ * What an operator needs of its own kind: reading it through the cache and writing its status; and, when it owns
+ * objects, updating its finalizers subresource, which the apiserver asks for when they carry blockOwnerDeletion.
  */
-export function ownKind(plural: string): Permission[] {
+export function ownKind(plural: string, { ownsObjects }: { ownsObjects: boolean }): Permission[] {
   return [
     { group: 'keelson.dev', resource: plural, verbs: ['list', 'watch'], reason: `reconcile ${plural}` },
     { group: 'keelson.dev', resource: `${plural}/status`, verbs: ['patch'], reason: `report ${plural} status` },
-    { group: 'keelson.dev', resource: `${plural}/finalizers`, verbs: ['update'],
-      reason: `set blockOwnerDeletion on objects owned by ${plural}` },
+    ...(ownsObjects ? [{ group: 'keelson.dev', resource: `${plural}/finalizers`, verbs: ['update'] as Verb[],
+      reason: `set blockOwnerDeletion on objects owned by ${plural}` }] : []),
   ];
 }

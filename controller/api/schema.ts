@@ -55,9 +55,9 @@ export function string<O extends Common<string> & { pattern?: string; minLength?
   return node({ type: 'string', ...defined({ pattern, minLength, maxLength, format }) }, options);
 }
 
-export function enumeration<const V extends string, O extends Common<V> & { values: readonly V[] }>(options: O):
+export function enumeration<const V extends string, O extends Common<V>>(values: readonly V[], options: O):
 Node<V, Req<O>> {
-  return node({ type: 'string', enum: [...options.values] }, options);
+  return node({ type: 'string', enum: [...values] }, options);
 }
 
 export function integer<O extends Common<number> & { minimum?: number; maximum?: number }>(options: O):

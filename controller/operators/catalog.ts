@@ -4,6 +4,7 @@ import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
 import { PodAlert } from './podalert/schema.ts';
 import { PodBuggerTool } from './podbuggertool/schema.ts';
+import { permissions as podBuggerToolPermissions } from './podbuggertool/permissions.ts';
 import { PostgresCluster } from './postgrescluster/schema.ts';
 import { PrometheusJmxExporter } from './prometheusjmxexporter/schema.ts';
 import { TDSet } from './tdset/schema.ts';
@@ -22,6 +23,7 @@ export interface CatalogEntry {
 /** The operators the controller runs; controller/operators/registry.ts holds their code under the same names. */
 export const catalog: readonly CatalogEntry[] = [
   { name: 'tdset', kind: TDSet, permissions: tdsetPermissions },
+  { name: 'podbuggertool', kind: PodBuggerTool, permissions: podBuggerToolPermissions },
 ];
 
 export const operatorNames = catalog.map((entry) => entry.name);

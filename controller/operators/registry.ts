@@ -1,5 +1,6 @@
 // The code of every operator in the catalog, under the same names.
 import type { Operator } from '../runtime/manager.ts';
+import { podBuggerToolOperator } from './podbuggertool/reconcile.ts';
 import { tdsetOperator } from './tdset/reconcile.ts';
 
-export const operators: readonly Operator[] = [tdsetOperator];
+export const operators: readonly Operator[] = [tdsetOperator, podBuggerToolOperator];

@@ -21,8 +21,8 @@ export const podBuggerToolSpec = object({
     'default the pod\'s first container.', maxLength: 63, pattern: dns1123Label }),
   command: stringList('The debug container\'s command; default the image\'s entrypoint (or sh when it has none).'),
   args: stringList('Arguments to the command.'),
-  profile: enumeration({ description: 'The security profile, as kubectl debug --profile: general, baseline, ' +
-    'restricted, netadmin or sysadmin.', values: debugProfiles, default: 'general' }),
+  profile: enumeration(debugProfiles, { description: 'The security profile, as kubectl debug --profile: general, baseline, ' +
+    'restricted, netadmin or sysadmin.', default: 'general' }),
 }, {
   description: 'Which pods get a debug container, and what it runs.',
   required: true,

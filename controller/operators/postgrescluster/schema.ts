@@ -46,14 +46,13 @@ export const postgresClusterSpec = object({
 }, { description: 'The PostgreSQL cluster wanted.', required: true });
 
 export const postgresClusterStatus = statusOf({
-  phase: enumeration({ description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.',
-    values: phases }),
+  phase: enumeration(phases, { description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.' }),
   primary: string({ description: 'The member serving writes.' }),
   currentVersion: string({ description: 'The PostgreSQL version the members run.' }),
   readyMembers: integer({ description: 'Members ready to serve.', minimum: 0 }),
   members: array(object({
     name: string({ description: 'The member (its Pod and PersistentVolumeClaim).', required: true }),
-    role: enumeration({ description: 'primary or replica.', values: ['primary', 'replica'], required: true }),
+    role: enumeration(['primary', 'replica'], { description: 'primary or replica.', required: true }),
     ready: boolean({ description: 'Whether it serves.', required: true }),
   }, { description: 'One member.' }), { description: 'The members.', maxItems: 9 }),
   lastBackup: object({

@@ -1,7 +1,7 @@
 import { ownKind, type Permission } from '../../api/permissions.ts';
 
 export const permissions: Permission[] = [
-  ...ownKind('tdsets'),
+  ...ownKind('tdsets', { ownsObjects: true }),
   { group: 'apps', resource: 'deployments', verbs: ['list', 'watch', 'create', 'patch'],
     reason: 'run the scheduled Deployment (server-side apply, which creates it)' },
   { group: '', resource: 'services', verbs: ['list', 'watch', 'create', 'patch', 'delete'],

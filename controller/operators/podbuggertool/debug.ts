@@ -1,0 +1,93 @@
+// The debug container a PodBuggerTool adds: its name, its security profile, and which pods it goes to.
+import { createHash } from 'node:crypto';
+import type { PodBuggerToolSpec } from './schema.ts';
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+/** The spec's selector: `label` ("key=value") as matchLabels, or `selector` as given. */
+export function selectorOf(spec: Pick<PodBuggerToolSpec, 'label' | 'selector'>): LabelSelector {
+  if (spec.label) {
+    const eq = spec.label.indexOf('=');
+    return { matchLabels: { [spec.label.slice(0, eq)]: spec.label.slice(eq + 1) } };
+  }
+  return spec.selector ?? {};
+}
+
+export function matches(selector: LabelSelector, labels: Record<string, string> = {}): boolean {
+  const exact = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return exact && (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    switch (operator) {
+      case 'In': return key in labels && values.includes(labels[key]!);
+      case 'NotIn': return !(key in labels) || !values.includes(labels[key]!);
+      case 'Exists': return key in labels;
+      case 'DoesNotExist': return !(key in labels);
+    }
+  });
+}
+
+/** kubectl's label-selector syntax: app=web,tier in (a,b),!legacy. */
+export function selectorString(selector: LabelSelector): string {
+  const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    if (operator === 'Exists') parts.push(key);
+    else if (operator === 'DoesNotExist') parts.push(`!${key}`);
+    else parts.push(`${key} ${operator === 'In' ? 'in' : 'notin'} (${values.join(',')})`);
+  }
+  return parts.join(',');
+}
+
+/** The repository-less, tag-less, digest-less name of an image: registry:5000/team/busybox:1.36@sha256:… → busybox. */
+export function imageBaseName(image: string): string {
+  const withoutDigest = image.split('@')[0]!;
+  const lastSegment = withoutDigest.slice(withoutDigest.lastIndexOf('/') + 1);
+  return lastSegment.split(':')[0]!;
+}
+
+function dnsLabelPart(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '');
+}
+
+/**
+ * The debug container's name: a valid DNS-1123 label that says which PodBuggerTool added which image
+ * (`<tool>-<image>-<hash>`), the same every time, with a hash of both so two tools never collide.
+ */
+export function containerName(tool: string, image: string): string {
+  const hash = createHash('sha256').update(`${tool}\u0000${image}`).digest('hex').slice(0, 6);
+  const readable = [dnsLabelPart(tool), dnsLabelPart(imageBaseName(image))].filter(Boolean).join('-');
+  return `${readable.slice(0, 63 - hash.length - 1).replace(/-+$/, '')}-${hash}`.replace(/^-/, '');
+}
+
+type SecurityContext = Record<string, unknown>;
+
+/** What `kubectl debug --profile` sets on an ephemeral container. */
+export function securityContextFor(profile: PodBuggerToolSpec['profile']): SecurityContext | undefined {
+  switch (profile) {
+    case 'general': return { capabilities: { add: ['SYS_PTRACE'] } };
+    case 'baseline': return undefined;
+    case 'restricted': return { runAsNonRoot: true, allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
+    case 'netadmin': return { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] } };
+    case 'sysadmin': return { privileged: true };
+  }
+}
+
+/** Marks a debug container with the tool that added it, so each tool adds one per pod whatever its spec becomes. */
+export const markerVariable = 'KEELSON_PODBUGGERTOOL';
+
+export function debugContainer(tool: string, spec: PodBuggerToolSpec, target: string): Record<string, unknown> {
+  const securityContext = securityContextFor(spec.profile);
+  return {
+    name: containerName(tool, spec.image),
+    image: spec.image,
+    ...(spec.command ? { command: spec.command } : {}),
+    ...(spec.args ? { args: spec.args } : {}),
+    stdin: true,
+    tty: true,
+    targetContainerName: target,
+    env: [{ name: markerVariable, value: tool }],
+    ...(securityContext ? { securityContext } : {}),
+  };
+}

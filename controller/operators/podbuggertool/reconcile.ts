@@ -1,0 +1,150 @@
+// PodBuggerTool: every running, ready pod in its namespace that matches gets one debug ephemeral container from it,
+// appended through pods/ephemeralcontainers (ephemeral containers can be neither changed nor removed). Pods not
+// ready yet are left until their next change; a pod recreated under the same name is a new pod and gets one too.
+import { apiVersion } from '../../api/kind.ts';
+import { validate, withDefaults } from '../../api/validate.ts';
+import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
+import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Owner } from '../../runtime/objects.ts';
+import { ApiError } from '../../runtime/rest.ts';
+import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { containerName, debugContainer, markerVariable, matches, selectorOf, selectorString } from './debug.ts';
+import { permissions } from './permissions.ts';
+import { PodBuggerTool, podBuggerToolSpec, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
+
+interface Container {
+  name: string;
+  env?: { name: string; value?: string }[];
+}
+
+interface Pod extends KubeObject {
+  spec: { containers: Container[]; ephemeralContainers?: Container[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+const toolType = keelsonType(PodBuggerTool);
+const recentLimit = 20;
+
+function runningAndReady(pod: Pod): boolean {
+  return pod.status?.phase === 'Running' &&
+    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** Whether the pod already carries this tool's container, under any spec the tool has had. */
+function carries(pod: Pod, tool: string, name: string): boolean {
+  return (pod.spec.ephemeralContainers ?? []).some((c) => c.name === name ||
+    (c.env ?? []).some((e) => e.name === markerVariable && e.value === tool));
+}
+
+class PodBuggerToolReconciler {
+  private readonly tools;
+  private readonly pods;
+
+  constructor(private readonly ctx: OperatorContext) {
+    this.tools = ctx.cache.informer<PodBuggerToolResource>(toolType, ctx.namespace, ctx.client);
+    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
+  }
+
+  /** The tools in the pod's own namespace whose selector matches it. */
+  toolsFor(pod: KubeObject): Request[] {
+    return this.tools.list()
+      .filter((t) => t.metadata.namespace === pod.metadata.namespace && matches(selectorOf(t.spec), pod.metadata.labels))
+      .map((t) => ({ namespace: t.metadata.namespace, name: t.metadata.name }));
+  }
+
+  async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
+    const cached = this.tools.get(keyOf(request));
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    const tool = { ...cached, apiVersion, kind: PodBuggerTool.kind } as PodBuggerToolResource & Owner;
+    const spec = withDefaults(podBuggerToolSpec.openApi, tool.spec);
+    const generation = tool.metadata.generation;
+    const problems = validate(podBuggerToolSpec.openApi, spec, 'spec');
+    if (problems.length) {
+      await this.report(tool, { observedGeneration: generation }, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
+        observedGeneration: generation, message: problems.map((e) => `${e.path} ${e.message}`).join('; ') });
+      return;
+    }
+
+    const selector = selectorOf(spec);
+    const name = containerName(tool.metadata.name, spec.image);
+    const matched = this.pods.list().filter((p) => p.metadata.namespace === request.namespace &&
+      !p.metadata.deletionTimestamp && matches(selector, p.metadata.labels));
+    const injected: { pod: string; container: string; time: string }[] = [];
+    const refused: string[] = [];
+    let waiting = 0;
+    for (const pod of matched) {
+      if (carries(pod, tool.metadata.name, name)) continue;
+      if (!runningAndReady(pod)) {
+        waiting++;
+        continue;
+      }
+      const target = spec.targetContainerName ?? pod.spec.containers[0]!.name;
+      const refusal = pod.spec.containers.some((c) => c.name === target)
+        ? await this.inject(pod, debugContainer(tool.metadata.name, spec, target))
+        : `it has no container named ${target}`;
+      const podRef = { ...pod, apiVersion: 'v1', kind: 'Pod' } as Pod & Owner;
+      if (refusal) {
+        refused.push(`pod ${pod.metadata.name}: ${refusal}`);
+        await this.ctx.events.record(tool, 'Warning', 'Refused', `Could not add debug container ${name} to pod ` +
+          `${pod.metadata.name}: ${refusal}`);
+        await this.ctx.events.record(podRef, 'Warning', 'DebugContainerRefused', `PodBuggerTool ${tool.metadata.name}: ${refusal}`);
+        continue;
+      }
+      injected.push({ pod: pod.metadata.name, container: name, time: timestamp() });
+      log.info({ pod: pod.metadata.name, container: name }, 'added debug container');
+      await this.ctx.events.record(podRef, 'Normal', 'DebugContainerAdded',
+        `Added debug container ${name} (${spec.image}) for PodBuggerTool ${tool.metadata.name}`);
+      await this.ctx.events.record(tool, 'Normal', 'Injected', `Added debug container ${name} to pod ${pod.metadata.name}`);
+    }
+
+    const carrying = matched.filter((p) => carries(p, tool.metadata.name, name)).length + injected.length;
+    const status: Partial<PodBuggerToolStatus> = {
+      observedGeneration: generation,
+      selector: selectorString(selector),
+      matchedPods: matched.length,
+      injectedPods: carrying,
+      recentInjections: [...injected.reverse(), ...(tool.status?.recentInjections ?? [])].slice(0, recentLimit),
+    };
+    const ready: Omit<Condition, 'lastTransitionTime'> = refused.length
+      ? { type: 'Ready', status: 'False', reason: 'Refused', observedGeneration: generation,
+        message: `the apiserver refused the debug container: ${refused.join('; ')}` }
+      : { type: 'Ready', status: 'True', reason: 'Injected', observedGeneration: generation,
+        message: `${carrying} of ${matched.length} matching pods have the debug container` +
+          (waiting ? `; ${waiting} not running and ready yet` : '') };
+    await this.report(tool, status, ready);
+  }
+
+  /** Appends the container; resolves with the apiserver's reason if it refused, or undefined. Conflicts retry. */
+  private async inject(pod: Pod, container: Record<string, unknown>): Promise<string | undefined> {
+    try {
+      await this.ctx.client.update(types.pods, { ...pod, spec: { ...pod.spec,
+        ephemeralContainers: [...(pod.spec.ephemeralContainers ?? []), container as unknown as Container] } }, 'ephemeralcontainers');
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiError && !error.conflict && error.status >= 400 && error.status < 500) return error.message;
+      throw error;
+    }
+  }
+
+  private async report(tool: PodBuggerToolResource, status: Partial<PodBuggerToolStatus>,
+    ready: Omit<Condition, 'lastTransitionTime'>): Promise<void> {
+    const conditions = setCondition(tool.status?.conditions as Condition[] | undefined, ready);
+    await writeStatus(this.ctx.client, toolType, tool, { ...tool.status, ...status, conditions });
+  }
+}
+
+export const podBuggerToolOperator: Operator = {
+  name: 'podbuggertool',
+  permissions,
+  setup(ctx) {
+    const reconciler = new PodBuggerToolReconciler(ctx);
+    ctx.addController({
+      name: 'podbuggertool',
+      for: toolType,
+      watches: [{ type: types.pods, map: (pod) => reconciler.toolsFor(pod) }],
+      workers: 2,
+      reconcile: (request, context) => reconciler.reconcile(request, context),
+    });
+  },
+};
