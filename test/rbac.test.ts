@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { LocalCluster } from './cluster/cluster.ts';
 import { catalog } from '../controller/operators/catalog.ts';
+import { podAlertSmoke } from '../controller/operators/podalert/smoke.ts';
 import { podBuggerToolSmoke } from '../controller/operators/podbuggertool/smoke.ts';
 import { tdsetSmoke } from '../controller/operators/tdset/smoke.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
@@ -15,6 +16,7 @@ import { installCrds, startOperator, synthesizeInstall } from './support/operato
 const smokeTests: Record<string, (cluster: LocalCluster, namespace: string, timeoutMs: number) => Promise<void>> = {
   tdset: tdsetSmoke,
   podbuggertool: podBuggerToolSmoke,
+  podalert: podAlertSmoke,
 };
 
 const cluster = testCluster();

@@ -3,6 +3,7 @@
 import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
 import { PodAlert } from './podalert/schema.ts';
+import { permissions as podAlertPermissions } from './podalert/permissions.ts';
 import { PodBuggerTool } from './podbuggertool/schema.ts';
 import { permissions as podBuggerToolPermissions } from './podbuggertool/permissions.ts';
 import { PostgresCluster } from './postgrescluster/schema.ts';
@@ -24,6 +25,7 @@ export interface CatalogEntry {
 export const catalog: readonly CatalogEntry[] = [
   { name: 'tdset', kind: TDSet, permissions: tdsetPermissions },
   { name: 'podbuggertool', kind: PodBuggerTool, permissions: podBuggerToolPermissions },
+  { name: 'podalert', kind: PodAlert, permissions: podAlertPermissions },
 ];
 
 export const operatorNames = catalog.map((entry) => entry.name);

@@ -51,12 +51,12 @@ export function mergePatch(from: unknown, to: unknown): unknown {
   return patch;
 }
 
-/** Writes `status` unless it equals the object's; true when it wrote. */
-export async function writeStatus<S>(client: Client, type: ResourceType, object: KubeObject & { status?: unknown },
-  status: S): Promise<boolean> {
+/** Writes `status` unless it equals the object's; resolves with the object as it now is, and whether it wrote. */
+export async function writeStatus<T extends KubeObject & { status?: unknown }>(client: Client, type: ResourceType,
+  object: T, status: unknown): Promise<{ written: boolean; object: T }> {
   const current = object.status ?? {};
-  if (isDeepStrictEqual(current, JSON.parse(JSON.stringify(status)))) return false;
-  await client.patch(type, object.metadata.namespace, object.metadata.name,
+  if (isDeepStrictEqual(current, JSON.parse(JSON.stringify(status)))) return { written: false, object };
+  const updated = await client.patch<T>(type, object.metadata.namespace, object.metadata.name,
     { metadata: { resourceVersion: object.metadata.resourceVersion }, status: mergePatch(current, status) }, 'merge', 'status');
-  return true;
+  return { written: true, object: updated };
 }

@@ -47,7 +47,6 @@ echo "building Kubernetes $version control plane into $bin (once per pinned vers
 kwok_dir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 mkdir -p "$staging/kwok-stages" "$staging/kwok-crds"
 cp "$kwok_dir"/kustomize/stage/node/fast/node-initialize.yaml \
-  "$kwok_dir"/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
   "$kwok_dir"/kustomize/stage/pod/fast/pod-*.yaml "$staging/kwok-stages/"
 cp "$kwok_dir"/kustomize/crd/bases/*.yaml "$staging/kwok-crds/"
 chmod -R u+w "$staging"

@@ -35,6 +35,12 @@ describe('local control plane', () => {
       const ready = node.status.conditions.find((c: any) => c.type === 'Ready');
       assert.equal(ready?.status, 'True', `node ${node.metadata.name} is not Ready`);
     }
+    // Liveness comes from node Leases, as with kubelets: without renewals nodes would go NotReady within a minute.
+    await waitFor('every node Lease to be renewed', async () => {
+      const leases = JSON.parse((await cluster.kubectl(['get', 'leases', '-n', 'kube-node-lease', '-o', 'json'])).stdout).items;
+      const fresh = leases.filter((l: any) => Date.now() - Date.parse(l.spec.renewTime) < l.spec.leaseDurationSeconds * 1000);
+      return nodes.every((n: any) => fresh.some((l: any) => l.metadata.name === n.metadata.name));
+    });
   });
 
   it('runs an ordinary Deployment to 3 Ready pods, and garbage-collects them when it is deleted', async () => {

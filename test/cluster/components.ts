@@ -120,6 +120,8 @@ export function kwok({ bin, pki, ports, kubeconfig }: Layout): ComponentSpec {
       `--node-ip=${loopback}`, `--node-port=${ports.kwok}`, `--server-address=${loopback}:${ports.kwok}`,
       `--tls-cert-file=${pki.kubeletCert}`, `--tls-private-key-file=${pki.kubeletKey}`,
       `--enable-crds=${kwokCustomResources.join(',')}`,
+      // Renew node Leases as kubelets do; without them nodes go NotReady 50 s after each status heartbeat.
+      '--node-lease-duration-seconds=40',
     ],
     health: `http://${loopback}:${ports.kwok}/healthz`,
   };

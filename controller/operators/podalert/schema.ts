@@ -1,6 +1,6 @@
 import { dns1123Subdomain, labelSelector, statusOf } from '../../api/common.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
-import { array, boolean, integer, object, string, type Infer } from '../../api/schema.ts';
+import { array, boolean, enumeration, integer, object, string, type Infer } from '../../api/schema.ts';
 
 export const podAlertSpec = object({
   alerts: object({
@@ -37,12 +37,26 @@ export const podAlertStatus = statusOf({
   alerts: array(object({
     pod: string({ description: 'The pod.', required: true }),
     phase: string({ description: 'The pod\'s phase.', required: true }),
+    reason: string({ description: 'What is wrong, in a word: CrashLoopBackOff, ImagePullBackOff, Unschedulable, ' +
+      'NotReady, Failed...', required: true }),
+    message: string({ description: 'What is wrong, in a sentence.', maxLength: 4096 }),
     since: string({ description: 'When it became unhealthy.', format: 'date-time', required: true }),
     containers: array(containerReport, { description: 'Each container\'s state.', maxItems: 32 }),
     container: string({ description: 'The failing container whose log is captured.' }),
     logTail: string({ description: 'The last lines of the failing container\'s log.', maxLength: 65536 }),
     logError: string({ description: 'Why no log could be read, when none could.', maxLength: 1024 }),
   }, { description: 'One unhealthy pod.' }), { description: 'Current alerts, most recent first.', maxItems: 50 }),
+  pendingNotifications: array(object({
+    event: enumeration(['alert', 'resolved'], { description: 'A new alert, or one resolved.', required: true }),
+    pod: string({ description: 'The pod.', required: true }),
+    text: string({ description: 'The message, as a chat webhook shows it.', required: true, maxLength: 4096 }),
+    reason: string({ description: 'The alert\'s reason.' }),
+    since: string({ description: 'When the pod became unhealthy.', format: 'date-time' }),
+    attempts: integer({ description: 'Failed deliveries so far.', minimum: 0 }),
+    notBefore: string({ description: 'When the next delivery is due, after a failure.', format: 'date-time' }),
+  }, { description: 'A webhook message not delivered yet.' }), {
+    description: 'Webhook messages waiting for delivery, oldest first; kept here so that a restarted controller ' +
+      'neither loses nor repeats one.', maxItems: 100 }),
 });
 
 export const PodAlert = defineKind({

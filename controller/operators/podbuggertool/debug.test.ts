@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { containerName, imageBaseName, matches, securityContextFor, selectorOf, selectorString } from './debug.ts';
+import { matches, selectorString } from '../../runtime/selectors.ts';
+import { containerName, imageBaseName, securityContextFor, selectorOf } from './debug.ts';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 

@@ -1,11 +1,7 @@
 // The debug container a PodBuggerTool adds: its name, its security profile, and which pods it goes to.
 import { createHash } from 'node:crypto';
+import type { LabelSelector } from '../../runtime/selectors.ts';
 import type { PodBuggerToolSpec } from './schema.ts';
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
-}
 
 /** The spec's selector: `label` ("key=value") as matchLabels, or `selector` as given. */
 export function selectorOf(spec: Pick<PodBuggerToolSpec, 'label' | 'selector'>): LabelSelector {
@@ -14,29 +10,6 @@ export function selectorOf(spec: Pick<PodBuggerToolSpec, 'label' | 'selector'>):
     return { matchLabels: { [spec.label.slice(0, eq)]: spec.label.slice(eq + 1) } };
   }
   return spec.selector ?? {};
-}
-
-export function matches(selector: LabelSelector, labels: Record<string, string> = {}): boolean {
-  const exact = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return exact && (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
-    switch (operator) {
-      case 'In': return key in labels && values.includes(labels[key]!);
-      case 'NotIn': return !(key in labels) || !values.includes(labels[key]!);
-      case 'Exists': return key in labels;
-      case 'DoesNotExist': return !(key in labels);
-    }
-  });
-}
-
-/** kubectl's label-selector syntax: app=web,tier in (a,b),!legacy. */
-export function selectorString(selector: LabelSelector): string {
-  const parts = Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
-    if (operator === 'Exists') parts.push(key);
-    else if (operator === 'DoesNotExist') parts.push(`!${key}`);
-    else parts.push(`${key} ${operator === 'In' ? 'in' : 'notin'} (${values.join(',')})`);
-  }
-  return parts.join(',');
 }
 
 /** The repository-less, tag-less, digest-less name of an image: registry:5000/team/busybox:1.36@sha256:… → busybox. */

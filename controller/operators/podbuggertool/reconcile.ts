@@ -9,7 +9,8 @@ import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
-import { containerName, debugContainer, markerVariable, matches, selectorOf, selectorString } from './debug.ts';
+import { matches, selectorString } from '../../runtime/selectors.ts';
+import { containerName, debugContainer, markerVariable, selectorOf } from './debug.ts';
 import { permissions } from './permissions.ts';
 import { PodBuggerTool, podBuggerToolSpec, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
 

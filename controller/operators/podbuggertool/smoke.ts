@@ -7,13 +7,10 @@ export async function podBuggerToolSmoke(cluster: LocalCluster, namespace: strin
   await cluster.kubectl(['run', 'smoke', '--image=registry.example/app:1', '--labels=app=smoke', '-n', namespace]);
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
     kind: 'PodBuggerTool', metadata: { name: 'smoke', namespace }, spec: { label: 'app=smoke', image: 'busybox:1.36' } }) });
-  const get = async (...args: string[]) => {
-    const result = await cluster.kubectl([...args, '-n', namespace, '-o', 'json'], { allowFailure: true });
-    return result.code === 0 ? JSON.parse(result.stdout) : undefined;
-  };
+  const get = (...args: string[]) => cluster.getJson(namespace, ...args);
   await waitFor(`PodBuggerTool smoke in ${namespace} reconciled in full`, async () => {
-    const [tool, pod, events] = await Promise.all([get('get', 'pbt', 'smoke'), get('get', 'pod', 'smoke'),
-      get('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=smoke')]);
+    const [tool, pod, events] = await Promise.all([get('pbt', 'smoke'), get('pod', 'smoke'),
+      get('events.events.k8s.io', '--field-selector', 'regarding.name=smoke')]);
     return pod?.spec.ephemeralContainers?.length === 1 && tool?.status?.injectedPods === 1 &&
       events?.items.some((e: { reason: string }) => e.reason === 'Injected');
   }, { timeoutMs });

@@ -152,7 +152,7 @@ class TDSetReconciler {
     const wasReady = findCondition(previous.conditions as Condition[] | undefined, 'Ready');
     const becameInvalid = outcome.ready.status === 'False' && outcome.ready.reason !== 'Unavailable' &&
       (wasReady?.reason !== outcome.ready.reason || wasReady?.message !== outcome.ready.message);
-    if (await writeStatus(this.ctx.client, tdsetType, tdset, status) && becameInvalid) {
+    if ((await writeStatus(this.ctx.client, tdsetType, tdset, status)).written && becameInvalid) {
       await this.ctx.events.record(tdset as TDSetResource & Owner, 'Warning', outcome.ready.reason, outcome.ready.message);
     }
   }

@@ -28,22 +28,19 @@ function tdset(name: string, spec: Record<string, unknown> = {}): string {
 
 const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
 const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
-const maybe = async (...args: string[]) => {
-  const result = await cluster.kubectl([...args, '-n', namespace, '-o', 'json'], { allowFailure: true });
-  return result.code === 0 ? JSON.parse(result.stdout) : undefined;
-};
+const maybe = (...args: string[]) => cluster.getJson(namespace, ...args);
 const patch = (name: string, body: object) => kubectl('patch', 'tds', name, '--type=merge', '-p', JSON.stringify(body));
 
 function replicasOf(name: string, replicas: number): Promise<any> {
   return waitFor(`Deployment ${name} to have ${replicas} replicas`, async () => {
-    const deployment = await maybe('get', 'deployment', name);
+    const deployment = await maybe('deployment', name);
     return deployment?.spec.replicas === replicas ? deployment : undefined;
   });
 }
 
 function condition(name: string, type: string, status: string, reason: string): Promise<any> {
   return waitFor(`TDSet ${name} ${type}=${status} (${reason})`, async () => {
-    const object = await maybe('get', 'tds', name);
+    const object = await maybe('tds', name);
     const found = object?.status?.conditions?.find((c: any) => c.type === type);
     return found?.status === status && found.reason === reason &&
       found.observedGeneration === object.metadata.generation ? object : undefined;
@@ -125,11 +122,11 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
 
   it('adds a Service when spec.service is set and deletes it when removed', async () => {
     await patch('web', { spec: { service: { port: 80 } } });
-    const service = await waitFor('Service web', () => maybe('get', 'service', 'web'));
+    const service = await waitFor('Service web', () => maybe('service', 'web'));
     assert.deepEqual(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [['http', 80, 'http']]);
     assert.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web' });
     await kubectl('patch', 'tds', 'web', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"}]');
-    await waitFor('Service web to be deleted', async () => (await maybe('get', 'service', 'web')) === undefined);
+    await waitFor('Service web to be deleted', async () => (await maybe('service', 'web')) === undefined);
   });
 
   it('leaves a Deployment it does not own alone, and says so', async () => {
@@ -171,10 +168,10 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
 
   it('is cleaned up by the garbage collector when deleted', async () => {
     await patch('web', { spec: { service: { port: 80 } } });
-    await waitFor('Service web', () => maybe('get', 'service', 'web'));
+    await waitFor('Service web', () => maybe('service', 'web'));
     await kubectl('delete', 'tds', 'web');
     await waitFor('the Deployment and Service to be collected', async () =>
-      (await maybe('get', 'deployment', 'web')) === undefined && (await maybe('get', 'service', 'web')) === undefined,
+      (await maybe('deployment', 'web')) === undefined && (await maybe('service', 'web')) === undefined,
     { timeoutMs: 60_000 });
   });
 

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { alertText, trouble, type PodView } from './health.ts';
+
+const created = '2026-01-01T00:00:00Z';
+const pod = (status: PodView['status'], extra: Partial<PodView['metadata']> = {}): PodView =>
+  ({ metadata: { name: 'web-1', namespace: 'shop', creationTimestamp: created, ...extra }, status });
+
+describe('pod health', () => {
+  it('finds nothing wrong with running, ready pods, finished Jobs, and pods being deleted', () => {
+    assert.equal(trouble(pod({ phase: 'Running', containerStatuses: [{ name: 'app', ready: true, state: { running: {} } }] })), undefined);
+    assert.equal(trouble(pod({ phase: 'Succeeded' })), undefined);
+    assert.equal(trouble(pod({ phase: 'Failed' }, { deletionTimestamp: created })), undefined);
+  });
+
+  it('explains a crash loop and points at the previous instance\'s log', () => {
+    const found = trouble(pod({
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:05:00Z' }],
+      containerStatuses: [
+        { name: 'sidecar', ready: true, state: { running: {} } },
+        { name: 'app', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff',
+          message: 'back-off 1m20s restarting failed container' } }, lastState: { terminated: { exitCode: 1, reason: 'Error' } } },
+      ],
+    }))!;
+    assert.deepEqual([found.reason, found.container, found.previousLog, found.since.toISOString()],
+      ['CrashLoopBackOff', 'app', true, '2026-01-01T00:05:00.000Z']);
+    assert.deepEqual(found.containers.map((c) => [c.name, c.state, c.ready, c.restartCount]),
+      [['sidecar', 'running', true, 0], ['app', 'waiting', false, 4]]);
+    assert.equal(alertText({ pod: 'web-1', namespace: 'shop', ...found, restarts: 4 }),
+      'Pod web-1 in shop is unhealthy: CrashLoopBackOff (container app, 4 restarts): ' +
+      'back-off 1m20s restarting failed container');
+  });
+
+  it('explains pods stuck Pending: image pulls, scheduling, or nothing said', () => {
+    const pull = trouble(pod({ phase: 'Pending', containerStatuses: [{ name: 'app', ready: false,
+      state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope:1"' } } }] }))!;
+    assert.deepEqual([pull.reason, pull.container, pull.previousLog, pull.since.toISOString()],
+      ['ImagePullBackOff', 'app', false, '2026-01-01T00:00:00.000Z']);
+    const unschedulable = trouble(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False',
+      reason: 'Unschedulable', message: '0/2 nodes are available' }] }))!;
+    assert.deepEqual([unschedulable.reason, unschedulable.message, unschedulable.container],
+      ['Unschedulable', '0/2 nodes are available', undefined]);
+    assert.equal(trouble(pod({ phase: 'Pending' }))!.reason, 'Pending');
+    assert.equal(trouble(pod(undefined))!.reason, 'Pending');
+  });
+
+  it('explains failed, unknown and not-ready pods', () => {
+    const failed = trouble(pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on memory.',
+      containerStatuses: [{ name: 'app', state: { terminated: { exitCode: 137, finishedAt: '2026-01-01T01:00:00Z' } } }] }))!;
+    assert.deepEqual([failed.reason, failed.message, failed.since.toISOString()],
+      ['Evicted', 'The node was low on memory.', '2026-01-01T01:00:00.000Z']);
+    assert.equal(trouble(pod({ phase: 'Unknown' }))!.reason, 'Unknown');
+    const notReady = trouble(pod({ phase: 'Running', containerStatuses: [{ name: 'app', ready: false, state: { running: {} } }] }))!;
+    assert.deepEqual([notReady.reason, notReady.message], ['NotReady', 'container app is not ready']);
+  });
+});

@@ -1,0 +1,112 @@
+// Whether a pod is unhealthy, why, since when, and which container's log tells the story.
+// Unhealthy: phase Pending, Failed or Unknown; or Running with a container waiting or not ready. Succeeded pods
+// (finished Jobs) and pods being deleted are not.
+
+interface ContainerState {
+  waiting?: { reason?: string; message?: string };
+  running?: { startedAt?: string };
+  terminated?: { reason?: string; message?: string; exitCode?: number; finishedAt?: string };
+}
+
+export interface ContainerStatus {
+  name: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: ContainerState;
+  lastState?: ContainerState;
+}
+
+export interface PodCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface PodView {
+  metadata: { name: string; namespace?: string; creationTimestamp?: string; deletionTimestamp?: string };
+  status?: { phase?: string; reason?: string; message?: string; conditions?: PodCondition[];
+    containerStatuses?: ContainerStatus[] };
+}
+
+export interface ContainerReport {
+  name: string;
+  state: string;
+  ready: boolean;
+  reason?: string;
+  message?: string;
+  restartCount: number;
+}
+
+export interface Trouble {
+  phase: string;
+  reason: string;
+  message?: string;
+  since: Date;
+  /** The container whose log to capture. */
+  container?: string;
+  /** Capture the previous instance's log: the current one is a restart that has not run yet. */
+  previousLog: boolean;
+  containers: ContainerReport[];
+}
+
+function report(status: ContainerStatus): ContainerReport {
+  const [state, detail] = Object.entries(status.state ?? {})[0] ?? ['unknown', {}];
+  const { reason, message } = detail as { reason?: string; message?: string };
+  return { name: status.name, state, ready: status.ready ?? false, restartCount: status.restartCount ?? 0,
+    ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+const date = (value: string | undefined, fallback: Date) => (value ? new Date(value) : fallback);
+
+export function trouble(pod: PodView): Trouble | undefined {
+  if (pod.metadata.deletionTimestamp) return undefined;
+  const status = pod.status ?? {};
+  const phase = status.phase ?? 'Pending';
+  if (phase === 'Succeeded') return undefined;
+  const created = date(pod.metadata.creationTimestamp, new Date(0));
+  const statuses = status.containerStatuses ?? [];
+  const containers = statuses.map(report);
+  const failing = statuses.filter((c) => !c.ready || c.state?.waiting);
+  const first = failing[0];
+  const waiting = first?.state?.waiting;
+  const condition = (type: string) => status.conditions?.find((c) => c.type === type);
+  const previousLog = Boolean(first && (waiting?.reason === 'CrashLoopBackOff' ||
+    ((first.restartCount ?? 0) > 0 && first.lastState?.terminated)));
+  const base = { phase, containers, previousLog, ...(first ? { container: first.name } : {}) };
+
+  switch (phase) {
+    case 'Running': {
+      if (!first) return undefined;
+      const ready = condition('Ready');
+      const since = ready?.status === 'False' ? date(ready.lastTransitionTime, created) : created;
+      return { ...base, reason: waiting?.reason ?? 'NotReady', since,
+        ...(waiting?.message ? { message: waiting.message } : first.state?.running ? { message: `container ${first.name} is not ready` } : {}) };
+    }
+    case 'Pending': {
+      const scheduled = condition('PodScheduled');
+      if (waiting?.reason) return { ...base, reason: waiting.reason, since: created, ...(waiting.message ? { message: waiting.message } : {}) };
+      if (scheduled?.status === 'False') {
+        return { ...base, reason: scheduled.reason ?? 'Unschedulable', since: created,
+          ...(scheduled.message ? { message: scheduled.message } : {}) };
+      }
+      return { ...base, reason: 'Pending', since: created };
+    }
+    case 'Failed': {
+      const ended = statuses.map((c) => c.state?.terminated?.finishedAt).filter(Boolean).sort().at(-1);
+      const terminated = statuses.find((c) => c.state?.terminated)?.state?.terminated;
+      return { ...base, reason: status.reason ?? terminated?.reason ?? 'Failed', since: date(ended, created),
+        ...(status.message ?? terminated?.message ? { message: status.message ?? terminated?.message } : {}) };
+    }
+    default:
+      return { ...base, reason: status.reason ?? phase, since: created, ...(status.message ? { message: status.message } : {}) };
+  }
+}
+
+export function alertText(alert: { pod: string; namespace: string; reason: string; container?: string; restarts: number;
+  message?: string }): string {
+  const { restarts } = alert;
+  const where = alert.container ? ` (container ${alert.container}, ${restarts} restart${restarts === 1 ? '' : 's'})` : '';
+  return `Pod ${alert.pod} in ${alert.namespace} is unhealthy: ${alert.reason}${where}` + (alert.message ? `: ${alert.message}` : '');
+}

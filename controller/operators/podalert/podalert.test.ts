@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { serveLogs } from '../../../test/cluster/kwok.ts';
+import { installSimulationStages, simulateLabel } from '../../../test/cluster/stages.ts';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+
+const cluster = testCluster();
+let namespace: string;
+let cleanup: () => Promise<void>;
+let scratch: string;
+let controller: ControllerProcess;
+let hook: Server;
+let hookUrl: string;
+const received: any[] = [];
+/** Messages about these pods are refused with HTTP 500 this many more times. */
+const failFor = new Map<string, number>();
+/** When each POST about a pod arrived, delivered or not. */
+const attemptsAt = new Map<string, number[]>();
+
+const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
+const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
+const messagesFor = (podAlert: string) => received.filter((m) => m.podAlert?.name === podAlert);
+
+function podAlert(name: string, spec: object): Promise<unknown> {
+  return cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    kind: 'PodAlert', metadata: { name, namespace }, spec: { alerts: { checkRunningPods: true }, ...spec } }) });
+}
+
+function statusOf(name: string, ok: (status: any) => boolean, what: string): Promise<any> {
+  return waitFor(`PodAlert ${name}: ${what}`, async () => {
+    const status = (await json('get', 'pa', name)).status;
+    return status && ok(status) ? status : undefined;
+  }, { timeoutMs: 60_000 });
+}
+
+const simulated = (pod: string, state: string, image = 'registry.example/app:1') =>
+  kubectl('run', pod, `--image=${image}`, `--labels=${simulateLabel}=${state},team=shop`);
+
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'podalert'));
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-podalert-test-'));
+  hook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk)).on('end', () => {
+      const message = JSON.parse(body);
+      attemptsAt.set(message.pod, [...(attemptsAt.get(message.pod) ?? []), Date.now()]);
+      const failures = failFor.get(message.pod) ?? 0;
+      if (failures > 0) {
+        failFor.set(message.pod, failures - 1);
+        res.writeHead(500).end();
+        return;
+      }
+      received.push(message);
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/services/T000/B000/secret-token`;
+  await Promise.all([installCrds(cluster), installSimulationStages(cluster)]);
+  await kubectl('create', 'secret', 'generic', 'alert-hook', `--from-literal=url=${hookUrl}`);
+  await kubectl('create', 'job', 'finished', '--image=registry.example/batch:1');
+  await waitFor('the Job\'s pod to succeed', async () =>
+    (await json('get', 'pods', '-l', 'job-name=finished')).items.some((p: any) => p.status.phase === 'Succeeded'));
+  controller = await startOperator(cluster, namespace, ['podalert'], scratch);
+});
+after(async () => {
+  await controller.stop();
+  await new Promise((resolve) => hook.close(resolve));
+  await rm(scratch, { recursive: true, force: true });
+  await cleanup();
+});
+
+describe('PodAlert against the real control plane, as its ServiceAccount', () => {
+  it('reports unhealthy pods with their reasons and log tails, and not a finished Job', async () => {
+    await serveLogs(cluster, { namespace, pod: 'crasher' }, 'crasher', ['restarted', 'waiting'],
+      ['starting', 'connecting to db', 'panic: connection refused']);
+    await simulated('crasher', 'crash-loop');
+    await simulated('puller', 'image-pull-backoff', 'registry.example/missing:1');
+    await kubectl('run', 'stuck', '--image=registry.example/app:1', '--labels=team=shop',
+      '--overrides', JSON.stringify({ spec: { nodeSelector: { 'kubernetes.io/hostname': 'no-such-node' } } }));
+    await podAlert('shop', { gracePeriodSeconds: 0, logLines: 2, webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+
+    const status = await statusOf('shop', (s) => s.unhealthyPods === 3 &&
+      s.alerts.some((a: any) => a.pod === 'crasher' && a.logTail), 'three unhealthy pods, the crash loop\'s log read');
+    const byPod = Object.fromEntries(status.alerts.map((a: any) => [a.pod, a]));
+    assert.deepEqual(Object.keys(byPod).sort(), ['crasher', 'puller', 'stuck']);
+    assert.equal(byPod.crasher.reason, 'CrashLoopBackOff');
+    assert.equal(byPod.crasher.container, 'crasher');
+    assert.equal(byPod.crasher.logTail, 'connecting to db\npanic: connection refused\n', JSON.stringify(byPod.crasher));
+    assert.deepEqual(byPod.crasher.containers.map((c: any) => [c.name, c.state, c.reason, c.restartCount]),
+      [['crasher', 'waiting', 'CrashLoopBackOff', 4]]);
+    assert.equal(byPod.puller.reason, 'ImagePullBackOff');
+    assert.equal(byPod.puller.phase, 'Pending');
+    assert.match(byPod.puller.message, /Back-off pulling image "registry.example\/missing:1"/);
+    assert.match(byPod.puller.logError, /^no log: /);
+    assert.equal(byPod.stuck.reason, 'Unschedulable');
+    assert.equal(byPod.stuck.logTail, undefined);
+    assert.ok(!status.alerts.some((a: any) => a.pod.startsWith('finished')), 'a finished Job\'s pod was reported');
+
+    const columns = (await kubectl('get', 'pa', 'shop')).stdout.split('\n');
+    assert.match(columns[0]!, /^NAME\s+UNHEALTHY\s+CHECKED\s+READY\s+AGE$/);
+    assert.match(columns[1]!, /^shop\s+3\s+\S+\s+True\s+/);
+    const warnings = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=shop')).items
+      .filter((e: any) => e.type === 'Warning' && e.reason === 'Unhealthy');
+    assert.equal(warnings.length, 3);
+    assert.ok(warnings.some((e: any) => e.note === 'Pod crasher in ' + namespace + ' is unhealthy: CrashLoopBackOff ' +
+      '(container crasher, 4 restarts): back-off 1m20s restarting failed container'));
+    assert.equal(await controller.metric('keelson_podalert_unhealthy_pods', { namespace, name: 'shop' }), 3);
+  });
+
+  it('posts one webhook message per new alert, Slack-compatible, with the URL never shown', async () => {
+    const messages = await waitFor('three messages', () => messagesFor('shop').length === 3 ? messagesFor('shop') : undefined);
+    assert.deepEqual(messages.map((m) => [m.event, m.pod]).sort(), [['alert', 'crasher'], ['alert', 'puller'], ['alert', 'stuck']]);
+    for (const m of messages) {
+      assert.match(m.text, /^Pod \S+ in \S+ is unhealthy: /);
+      assert.equal(m.namespace, namespace);
+      assert.ok(m.reason && m.since);
+    }
+    const status = await statusOf('shop', (s) => s.conditions.some((c: any) => c.type === 'WebhookDelivered' &&
+      c.status === 'True'), 'WebhookDelivered=True');
+    assert.deepEqual(status.pendingNotifications, []);
+    const everything = JSON.stringify({ status, logs: controller.logs, stderr: controller.stderr });
+    assert.ok(!everything.includes('secret-token'), 'the webhook URL leaked into status or logs');
+  });
+
+  it('resolves an alert when its pod recovers or goes away, once each', async () => {
+    await kubectl('label', 'pod', 'crasher', `${simulateLabel}=recovered`, '--overwrite');
+    await kubectl('delete', 'pod', 'puller', '--wait=false');
+    await statusOf('shop', (s) => s.unhealthyPods === 1 && s.alerts[0].pod === 'stuck', 'only stuck left');
+    const resolved = await waitFor('two resolution messages', () => {
+      const found = messagesFor('shop').filter((m) => m.event === 'resolved');
+      return found.length === 2 ? found : undefined;
+    });
+    assert.deepEqual(resolved.map((m) => m.text).sort(), [
+      `Pod crasher in ${namespace} recovered (was CrashLoopBackOff)`,
+      `Pod puller in ${namespace} is gone (was ImagePullBackOff)`]);
+    const normal = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=shop')).items
+      .filter((e: any) => e.reason === 'Resolved');
+    assert.equal(normal.length, 2);
+  });
+
+  it('sends nothing again after a restart, and still sends what is new', async () => {
+    await controller.stop();
+    const before = messagesFor('shop').length;
+    controller = await startOperator(cluster, namespace, ['podalert'], scratch);
+    await waitFor('the restarted controller to evaluate', async () =>
+      await controller.metric('controller_runtime_reconcile_total', { controller: 'podalert' }).catch(() => 0) >= 1);
+    await simulated('late', 'crash-loop');
+    await waitFor('the late pod\'s message', () => messagesFor('shop').some((m) => m.pod === 'late'));
+    assert.equal(messagesFor('shop').length, before + 1, 'a message was sent again after the restart');
+  });
+
+  it('retries a failing webhook with backoff, shown in a condition, and delivers once', async () => {
+    failFor.set('flaky', 2);
+    await simulated('flaky', 'crash-loop');
+    const failing = await statusOf('shop', (s) => s.conditions.some((c: any) => c.type === 'WebhookDelivered' &&
+      c.reason === 'DeliveryFailed'), 'WebhookDelivered=False DeliveryFailed');
+    assert.match(failing.conditions.find((c: any) => c.type === 'WebhookDelivered').message,
+      /^the webhook answered HTTP 500; attempt [12], retrying in [24]s$/);
+    assert.deepEqual(failing.pendingNotifications.map((n: any) => n.pod), ['flaky']);
+    await statusOf('shop', (s) => s.conditions.some((c: any) => c.type === 'WebhookDelivered' && c.status === 'True'),
+      'delivered after retries');
+    assert.equal(messagesFor('shop').filter((m) => m.pod === 'flaky').length, 1);
+    const [first, second, third] = attemptsAt.get('flaky')!;
+    assert.equal(attemptsAt.get('flaky')!.length, 3);
+    assert.ok(second! - first! >= 1_900 && third! - second! >= 3_900, `retries were not spaced 2 s then 4 s apart: ` +
+      `${second! - first!} ms, ${third! - second!} ms`);
+  });
+
+  it('reports a missing Secret as a condition and keeps working', async () => {
+    await podAlert('no-secret', { gracePeriodSeconds: 0, webhook: { secretRef: { name: 'nowhere', key: 'url' } } });
+    const status = await statusOf('no-secret', (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered' &&
+      c.reason === 'SecretNotFound'), 'SecretNotFound');
+    assert.match(status.conditions.find((c: any) => c.type === 'WebhookDelivered').message,
+      /^Secret nowhere not found; attempt \d+, retrying in \d+s$/);
+    assert.ok(status.unhealthyPods >= 3);
+    assert.equal(controller.logs.filter((l) => l.level === 'fatal').length, 0);
+  });
+
+  it('counts a pod only after the grace period, and clears alerts when the check is turned off', async () => {
+    await podAlert('patient', { gracePeriodSeconds: 3600, selector: { matchLabels: { team: 'shop' } } });
+    const patient = await statusOf('patient', (s) => s.conditions?.some((c: any) => c.reason === 'Evaluated'), 'evaluated');
+    assert.equal(patient.unhealthyPods, 0);
+    await podAlert('no-secret', { alerts: { checkRunningPods: false }, webhook: { secretRef: { name: 'nowhere', key: 'url' } } });
+    const off = await statusOf('no-secret', (s) => s.conditions.some((c: any) => c.reason === 'CheckDisabled'), 'check off');
+    assert.equal(off.unhealthyPods, 0);
+    assert.deepEqual(off.alerts, []);
+  });
+});

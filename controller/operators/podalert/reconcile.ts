@@ -1,0 +1,213 @@
+// PodAlert: evaluates the matching pods on every change and every 30 seconds; a pod unhealthy past the grace period
+// is an alert with its containers' state and the failing container's log tail. New and resolved alerts become
+// Events and, with a webhook, messages kept in status until delivered.
+import { isDeepStrictEqual } from 'node:util';
+import { Gauge } from 'prom-client';
+import { apiVersion } from '../../api/kind.ts';
+import { validate, withDefaults } from '../../api/validate.ts';
+import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
+import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Owner } from '../../runtime/objects.ts';
+import { ApiError } from '../../runtime/rest.ts';
+import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { matches } from '../../runtime/selectors.ts';
+import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { alertText, trouble, type PodView, type Trouble } from './health.ts';
+import { permissions } from './permissions.ts';
+import { PodAlert, podAlertSpec, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
+import { payload, post, retryDelayMs, type Notification } from './webhook.ts';
+
+type Alert = NonNullable<PodAlertStatus['alerts']>[number];
+type Pod = KubeObject & PodView;
+type Resource = PodAlertResource & Owner;
+
+const podAlertType = keelsonType(PodAlert);
+export const evaluationPeriodMs = 30_000;
+const logLimit = 65_536;
+
+class PodAlertReconciler {
+  private readonly podAlerts;
+  private readonly pods;
+  private readonly unhealthy: Gauge;
+
+  constructor(private readonly ctx: OperatorContext) {
+    this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
+    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
+    this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
+      help: 'Pods unhealthy past the grace period, per PodAlert', labelNames: ['namespace', 'name'] });
+  }
+
+  /** The PodAlerts in the pod's namespace that watch it. */
+  podAlertsFor(pod: KubeObject): Request[] {
+    return this.podAlerts.list()
+      .filter((a) => a.metadata.namespace === pod.metadata.namespace && matches(a.spec.selector ?? {}, pod.metadata.labels))
+      .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+  }
+
+  async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
+    const cached = this.podAlerts.get(keyOf(request));
+    if (!cached || cached.metadata.deletionTimestamp) {
+      this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
+      return;
+    }
+    const podAlert = { ...cached, apiVersion, kind: PodAlert.kind } as Resource;
+    const spec = withDefaults(podAlertSpec.openApi, podAlert.spec);
+    const generation = podAlert.metadata.generation;
+    const previous = podAlert.status ?? {};
+    const problems = validate(podAlertSpec.openApi, spec, 'spec');
+    if (problems.length) {
+      await this.write(podAlert, { ...previous, observedGeneration: generation, conditions: setCondition(
+        previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
+          observedGeneration: generation, message: problems.map((e) => `${e.path} ${e.message}`).join('; ') }) }, now);
+      return;
+    }
+
+    const { alerts, nextCrossing } = await this.evaluate(podAlert, spec, previous.alerts ?? [], now);
+    const isNew = (a: Alert) => !(previous.alerts ?? []).some((p) => p.pod === a.pod);
+    const fresh = alerts.filter(isNew);
+    const resolved = (previous.alerts ?? []).filter((p) => !alerts.some((a) => a.pod === p.pod));
+    for (const alert of fresh) await this.ctx.events.record(podAlert, 'Warning', 'Unhealthy', this.text(podAlert, alert));
+    for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
+    if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
+
+    const outbox: Notification[] = spec.webhook ? [...(previous.pendingNotifications ?? []),
+      ...fresh.map((a) => ({ event: 'alert' as const, pod: a.pod, text: this.text(podAlert, a), reason: a.reason, since: a.since })),
+      ...resolved.map((a) => ({ event: 'resolved' as const, pod: a.pod, text: this.resolvedText(podAlert, a),
+        reason: a.reason, since: a.since }))].slice(-100) : [];
+    const checking = spec.alerts.checkRunningPods;
+    let conditions = setCondition(previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'True',
+      observedGeneration: generation, reason: checking ? 'Evaluated' : 'CheckDisabled',
+      message: checking ? `${alerts.length} unhealthy pod${alerts.length === 1 ? '' : 's'}` : 'spec.alerts.checkRunningPods is false' });
+    if (!spec.webhook) conditions = conditions.filter((c) => c.type !== 'WebhookDelivered');
+    const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
+      unhealthyPods: alerts.length, pendingNotifications: outbox, conditions };
+    // The messages are in status before any is sent: a restart then neither loses nor repeats one.
+    let { written, object } = await this.write(podAlert, status, now);
+    this.unhealthy.set({ namespace: request.namespace!, name: request.name }, alerts.length);
+
+    let retryMs = Infinity;
+    const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
+    if (due > 0) retryMs = due;
+    else if (spec.webhook && outbox.length) {
+      // Send only from the latest object: the cache may not show our last write yet, and an outbox read from it
+      // would send again. A patch on resourceVersion alone fails with 409 (and a retry) when the cache was stale.
+      if (!written) {
+        object = await this.ctx.client.patch<Resource>(podAlertType, object.metadata.namespace, object.metadata.name,
+          { metadata: { resourceVersion: object.metadata.resourceVersion } }, 'merge', 'status');
+      }
+      const delivery = await this.deliver(object, spec.webhook.secretRef, outbox);
+      await this.write(object, { ...object.status, pendingNotifications: delivery.outbox,
+        conditions: setCondition(object.status?.conditions as Condition[] | undefined,
+          { ...delivery.condition, observedGeneration: generation }) }, now);
+      if (delivery.outbox.length) retryMs = retryDelayMs(delivery.outbox[0]!.attempts ?? 1);
+    }
+    return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs) };
+  }
+
+  private async evaluate(podAlert: Resource, spec: PodAlertSpec, previous: Alert[], now: Date):
+  Promise<{ alerts: Alert[]; nextCrossing: number }> {
+    let nextCrossing = Infinity;
+    const alerts: Alert[] = [];
+    if (!spec.alerts.checkRunningPods) return { alerts, nextCrossing };
+    for (const pod of this.pods.list()) {
+      if (pod.metadata.namespace !== podAlert.metadata.namespace || !matches(spec.selector ?? {}, pod.metadata.labels)) continue;
+      const found = trouble(pod);
+      if (!found) continue;
+      const counts = found.since.getTime() + spec.gracePeriodSeconds * 1000;
+      if (counts > now.getTime()) {
+        nextCrossing = Math.min(nextCrossing, counts);
+        continue;
+      }
+      alerts.push(await this.alertFor(pod, found, spec.logLines, previous.find((p) => p.pod === pod.metadata.name)));
+    }
+    alerts.sort((a, b) => b.since.localeCompare(a.since) || a.pod.localeCompare(b.pod));
+    return { alerts: alerts.slice(0, 50), nextCrossing };
+  }
+
+  private async alertFor(pod: Pod, found: Trouble, logLines: number, previous: Alert | undefined): Promise<Alert> {
+    const alert: Alert = { pod: pod.metadata.name, phase: found.phase, reason: found.reason, since: timestamp(found.since),
+      containers: found.containers, ...(found.message ? { message: found.message.slice(0, 4096) } : {}),
+      ...(found.container ? { container: found.container } : {}) };
+    if (!found.container || logLines === 0) return alert;
+    const restarts = (a: { containers?: { name: string; restartCount?: number }[] } | undefined) =>
+      a?.containers?.find((c) => c.name === found.container)?.restartCount;
+    // A tail already read stays until the container restarts; a log that could not be read is tried again.
+    if (previous?.logTail !== undefined && previous.container === found.container && restarts(previous) === restarts(alert)) {
+      return { ...alert, logTail: previous.logTail };
+    }
+    try {
+      const text = await this.ctx.client.getText(types.pods, pod.metadata.namespace!, pod.metadata.name, 'log',
+        { container: found.container, tailLines: logLines, previous: found.previousLog });
+      return { ...alert, logTail: text.slice(-logLimit) };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return { ...alert, logError: `no log: ${error.message}`.slice(0, 1024) };
+    }
+  }
+
+  private async deliver(podAlert: Resource, secretRef: { name: string; key: string }, outbox: Notification[]):
+  Promise<{ outbox: Notification[]; condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'> }> {
+    const type = 'WebhookDelivered';
+    const waiting = [...outbox];
+    // A failure, the Secret's absence included, makes the first message due later, so the reconcile set off by our
+    // own status write does not retry at once.
+    const failed = (reason: string, message: string) => {
+      const attempts = (waiting[0]!.attempts ?? 0) + 1;
+      waiting[0] = { ...waiting[0]!, attempts, notBefore: new Date(Date.now() + retryDelayMs(attempts)).toISOString() };
+      return { outbox: waiting, condition: { type, status: 'False' as const, reason,
+        message: `${message}; attempt ${attempts}, retrying in ${retryDelayMs(attempts) / 1000}s` } };
+    };
+    const secret = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets,
+      podAlert.metadata.namespace, secretRef.name);
+    const encoded = secret?.data?.[secretRef.key];
+    if (!secret) return failed('SecretNotFound', `Secret ${secretRef.name} not found`);
+    if (!encoded) return failed('SecretKeyNotFound', `Secret ${secretRef.name} has no key ${secretRef.key}`);
+    const url = Buffer.from(encoded, 'base64').toString('utf8').trim();
+    while (waiting.length) {
+      try {
+        await post(url, payload(waiting[0]!, { namespace: podAlert.metadata.namespace, name: podAlert.metadata.name }));
+        waiting.shift();
+      } catch (error) {
+        return failed('DeliveryFailed', (error as Error).message);
+      }
+    }
+    return { outbox: waiting, condition: { type, status: 'True', reason: 'Delivered', message: 'every message was delivered' } };
+  }
+
+  /** Writes status; lastEvaluationTime moves only when something else changed or a period has passed. */
+  private async write(podAlert: Resource, status: Partial<PodAlertStatus>, now: Date):
+  Promise<{ written: boolean; object: Resource }> {
+    const { lastEvaluationTime: last, ...before } = podAlert.status ?? {};
+    const { lastEvaluationTime: _ignored, ...after } = status;
+    const recent = last && now.getTime() - Date.parse(last) < evaluationPeriodMs;
+    const lastEvaluationTime = recent && isDeepStrictEqual(JSON.parse(JSON.stringify(before)), JSON.parse(JSON.stringify(after)))
+      ? last : timestamp(now);
+    return writeStatus(this.ctx.client, podAlertType, podAlert, { ...after, lastEvaluationTime });
+  }
+
+  private text(podAlert: Resource, alert: Alert): string {
+    const restarts = alert.containers?.find((c) => c.name === alert.container)?.restartCount ?? 0;
+    return alertText({ ...alert, namespace: podAlert.metadata.namespace, restarts });
+  }
+
+  private resolvedText(podAlert: Resource, alert: Alert): string {
+    const pod = this.pods.get(keyOf({ namespace: podAlert.metadata.namespace, name: alert.pod }));
+    const gone = !pod || pod.metadata.deletionTimestamp;
+    return `Pod ${alert.pod} in ${podAlert.metadata.namespace} ${gone ? 'is gone' : 'recovered'} (was ${alert.reason})`;
+  }
+}
+
+export const podAlertOperator: Operator = {
+  name: 'podalert',
+  permissions,
+  setup(ctx) {
+    const reconciler = new PodAlertReconciler(ctx);
+    ctx.addController({
+      name: 'podalert',
+      for: podAlertType,
+      watches: [{ type: types.pods, map: (pod) => reconciler.podAlertsFor(pod) }],
+      workers: 2,
+      reconcile: (request, context) => reconciler.reconcile(request, context),
+    });
+  },
+};
