@@ -105,6 +105,12 @@ export class LocalCluster {
     });
   }
 
+  /** `kubectl get ... -o json` in `namespace`, parsed; undefined when kubectl fails (typically: not found). */
+  async getJson(namespace: string, ...args: string[]): Promise<any> {
+    const result = await this.kubectl(['get', ...args, '-n', namespace, '-o', 'json'], { allowFailure: true });
+    return result.code === 0 ? JSON.parse(result.stdout) : undefined;
+  }
+
   /** Compacts etcd up to its current revision, so watches from any older resourceVersion get 410 Gone. */
   async compactEtcd(): Promise<number> {
     const post = async (path: string, body: object) => {

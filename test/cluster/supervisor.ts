@@ -15,6 +15,7 @@ import {
 import { probe, type ClientTls } from './http.ts';
 import { makePki } from './pki.ts';
 import { ManagedProcess } from './process.ts';
+import { nodeHeartbeatStage } from './stages.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
 
 const run = promisify(execFile);
@@ -61,10 +62,15 @@ class Supervisor {
     return { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey };
   }
 
-  async kubectl(...args: string[]): Promise<string> {
-    const { stdout } = await run(join(this.layout.bin, 'kubectl'), [`--kubeconfig=${this.layout.kubeconfig}`, ...args],
-      { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
+  kubectl(...args: (string | { input: string })[]): Promise<string> {
+    const input = args.find((a) => typeof a === 'object')?.input;
+    const flags = args.filter((a): a is string => typeof a === 'string');
+    return new Promise((resolve, reject) => {
+      const child = execFile(join(this.layout.bin, 'kubectl'), [`--kubeconfig=${this.layout.kubeconfig}`, ...flags],
+        { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${flags.join(' ')}: ${stderr || error.message}`)) : resolve(stdout)));
+      child.stdin!.end(input ?? '');
+    });
   }
 
   private async launch(spec: ComponentSpec): Promise<void> {
@@ -87,6 +93,7 @@ class Supervisor {
     await this.kubectl('apply', '--server-side', '-f', join(layout.bin, 'kwok-crds'));
     await this.kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all');
     await this.kubectl('apply', '--server-side', '-f', join(layout.bin, 'kwok-stages'));
+    await this.kubectl('apply', '--server-side', '-f', '-', { input: JSON.stringify(nodeHeartbeatStage) });
     const nodes = join(layout.dir, 'nodes.json');
     await writeFile(nodes, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeNames.map(nodeManifest) }));
     await this.kubectl('apply', '--server-side', '-f', nodes);
