@@ -42,6 +42,7 @@ function trim<T extends KubeObject>(object: T): T {
 
 export class Informer<T extends KubeObject> {
   private readonly store = new Map<string, T>();
+  private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private resourceVersion: string | undefined;
   private readonly stopping = new AbortController();
@@ -77,6 +78,27 @@ export class Informer<T extends KubeObject> {
 
   list(): T[] {
     return [...this.store.values()];
+  }
+
+  /** The cached objects of one namespace, without scanning the others. */
+  listNamespace(namespace: string | undefined): T[] {
+    return [...(this.byNamespace.get(namespace ?? '')?.values() ?? [])];
+  }
+
+  private put(key: string, object: T): void {
+    this.store.set(key, object);
+    const namespace = object.metadata.namespace ?? '';
+    let objects = this.byNamespace.get(namespace);
+    if (!objects) this.byNamespace.set(namespace, (objects = new Map()));
+    objects.set(key, object);
+  }
+
+  private remove(key: string, object: T): void {
+    this.store.delete(key);
+    const namespace = object.metadata.namespace ?? '';
+    const objects = this.byNamespace.get(namespace);
+    objects?.delete(key);
+    if (objects?.size === 0) this.byNamespace.delete(namespace);
   }
 
   /** Adds a handler; objects already cached are delivered to it as added. */
@@ -145,13 +167,13 @@ export class Informer<T extends KubeObject> {
 
     for (const [key, old] of this.store) {
       if (!fresh.has(key)) {
-        this.store.delete(key);
+        this.remove(key, old);
         this.emit('deleted', old);
       }
     }
     for (const [key, object] of fresh) {
       const old = this.store.get(key);
-      this.store.set(key, object);
+      this.put(key, object);
       if (!old) this.emit('added', object);
       else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) this.emit('updated', old, object);
     }
@@ -213,12 +235,12 @@ export class Informer<T extends KubeObject> {
     const key = keyOf(object.metadata);
     const old = this.store.get(key);
     if (event.type === 'DELETED') {
-      this.store.delete(key);
+      this.remove(key, (old ?? object) as T);
       this.emit('deleted', (old ?? object) as T);
       return undefined;
     }
     const fresh = trim(object as T);
-    this.store.set(key, fresh);
+    this.put(key, fresh);
     if (!old) this.emit('added', fresh);
     else if (old.metadata.resourceVersion !== fresh.metadata.resourceVersion) this.emit('updated', old, fresh);
     return undefined;

@@ -3,18 +3,17 @@
 // Events and, with a webhook, messages kept in status until delivered.
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
-import { apiVersion } from '../../api/kind.ts';
-import { validate, withDefaults } from '../../api/validate.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
+import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { alertText, trouble, type PodView, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
-import { PodAlert, podAlertSpec, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
+import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { payload, post, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
@@ -39,26 +38,24 @@ class PodAlertReconciler {
 
   /** The PodAlerts in the pod's namespace that watch it. */
   podAlertsFor(pod: KubeObject): Request[] {
-    return this.podAlerts.list()
-      .filter((a) => a.metadata.namespace === pod.metadata.namespace && matches(a.spec.selector ?? {}, pod.metadata.labels))
+    return this.podAlerts.listNamespace(pod.metadata.namespace)
+      .filter((a) => matches(a.spec.selector ?? {}, pod.metadata.labels))
       .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
-    const cached = this.podAlerts.get(keyOf(request));
-    if (!cached || cached.metadata.deletionTimestamp) {
+    const primary = readPrimary(this.podAlerts, request, PodAlert);
+    if (!primary) {
       this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
       return;
     }
-    const podAlert = { ...cached, apiVersion, kind: PodAlert.kind } as Resource;
-    const spec = withDefaults(podAlertSpec.openApi, podAlert.spec);
+    const { object: podAlert, spec, problems } = primary;
     const generation = podAlert.metadata.generation;
     const previous = podAlert.status ?? {};
-    const problems = validate(podAlertSpec.openApi, spec, 'spec');
     if (problems.length) {
       await this.write(podAlert, { ...previous, observedGeneration: generation, conditions: setCondition(
         previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
-          observedGeneration: generation, message: problems.map((e) => `${e.path} ${e.message}`).join('; ') }) }, now);
+          observedGeneration: generation, message: problems.join('; ') }) }, now);
       return;
     }
 
@@ -109,8 +106,8 @@ class PodAlertReconciler {
     let nextCrossing = Infinity;
     const alerts: Alert[] = [];
     if (!spec.alerts.checkRunningPods) return { alerts, nextCrossing };
-    for (const pod of this.pods.list()) {
-      if (pod.metadata.namespace !== podAlert.metadata.namespace || !matches(spec.selector ?? {}, pod.metadata.labels)) continue;
+    for (const pod of this.pods.listNamespace(podAlert.metadata.namespace)) {
+      if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
       const found = trouble(pod);
       if (!found) continue;
       const counts = found.since.getTime() + spec.gracePeriodSeconds * 1000;

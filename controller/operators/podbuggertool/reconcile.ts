@@ -1,18 +1,17 @@
 // PodBuggerTool: every running, ready pod in its namespace that matches gets one debug ephemeral container from it,
 // appended through pods/ephemeralcontainers (ephemeral containers can be neither changed nor removed). Pods not
 // ready yet are left until their next change; a pod recreated under the same name is a new pod and gets one too.
-import { apiVersion } from '../../api/kind.ts';
-import { validate, withDefaults } from '../../api/validate.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
-import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { readPrimary } from '../../runtime/primary.ts';
+import { keelsonType, types, type KubeObject } from '../../runtime/resources.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { containerName, debugContainer, markerVariable, selectorOf } from './debug.ts';
 import { permissions } from './permissions.ts';
-import { PodBuggerTool, podBuggerToolSpec, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
+import { PodBuggerTool, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
 
 interface Container {
   name: string;
@@ -49,28 +48,26 @@ class PodBuggerToolReconciler {
 
   /** The tools in the pod's own namespace whose selector matches it. */
   toolsFor(pod: KubeObject): Request[] {
-    return this.tools.list()
-      .filter((t) => t.metadata.namespace === pod.metadata.namespace && matches(selectorOf(t.spec), pod.metadata.labels))
+    return this.tools.listNamespace(pod.metadata.namespace)
+      .filter((t) => matches(selectorOf(t.spec), pod.metadata.labels))
       .map((t) => ({ namespace: t.metadata.namespace, name: t.metadata.name }));
   }
 
   async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
-    const cached = this.tools.get(keyOf(request));
-    if (!cached || cached.metadata.deletionTimestamp) return;
-    const tool = { ...cached, apiVersion, kind: PodBuggerTool.kind } as PodBuggerToolResource & Owner;
-    const spec = withDefaults(podBuggerToolSpec.openApi, tool.spec);
+    const primary = readPrimary(this.tools, request, PodBuggerTool);
+    if (!primary) return;
+    const { object: tool, spec, problems } = primary;
     const generation = tool.metadata.generation;
-    const problems = validate(podBuggerToolSpec.openApi, spec, 'spec');
     if (problems.length) {
       await this.report(tool, { observedGeneration: generation }, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
-        observedGeneration: generation, message: problems.map((e) => `${e.path} ${e.message}`).join('; ') });
+        observedGeneration: generation, message: problems.join('; ') });
       return;
     }
 
     const selector = selectorOf(spec);
     const name = containerName(tool.metadata.name, spec.image);
-    const matched = this.pods.list().filter((p) => p.metadata.namespace === request.namespace &&
-      !p.metadata.deletionTimestamp && matches(selector, p.metadata.labels));
+    const matched = this.pods.listNamespace(request.namespace)
+      .filter((p) => !p.metadata.deletionTimestamp && matches(selector, p.metadata.labels));
     const injected: { pod: string; container: string; time: string }[] = [];
     const refused: string[] = [];
     let waiting = 0;

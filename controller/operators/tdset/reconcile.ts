@@ -1,16 +1,15 @@
 // TDSet: a Deployment (and optionally a Service) whose replicas follow the schedule, requeued exactly at the next
 // window boundary. Objects of the same name it does not own are reported and left alone; an invalid spec is
 // reported and changes nothing.
-import { validate, withDefaults } from '../../api/validate.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
-import { apiVersion } from '../../api/kind.ts';
+import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { permissions } from './permissions.ts';
 import { desiredAt, nextTransition, requeueDelay, scheduleProblems, type Desired } from './schedule.ts';
-import { TDSet, tdsetSpec, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
+import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
 
 interface Deployment extends KubeObject {
   spec?: { replicas?: number };
@@ -68,13 +67,11 @@ class TDSetReconciler {
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
-    const cached = this.tdsets.get(keyOf(request));
-    if (!cached || cached.metadata.deletionTimestamp) return;
-    // Items of a list carry no apiVersion or kind; owner references and Events need both.
-    const tdset = { ...cached, apiVersion, kind: TDSet.kind } as TDSetResource & Owner;
+    const primary = readPrimary(this.tdsets, request, TDSet);
+    if (!primary) return;
+    const { object: tdset, spec } = primary;
     const generation = tdset.metadata.generation;
-    const spec = withDefaults(tdsetSpec.openApi, tdset.spec);
-    const problems = [...validate(tdsetSpec.openApi, spec, 'spec').map((e) => `${e.path} ${e.message}`),
+    const problems = [...primary.problems,
       ...scheduleProblems({ windows: spec.schedulingConfig, defaultReplica: spec.defaultReplica, timeZone: spec.timeZone })];
     if (problems.length) {
       await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'InvalidSpec', observedGeneration: generation,
