@@ -1,6 +1,6 @@
 import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
-import { defineKind, type ResourceOf } from '../../api/kind.ts';
-import { array, integer, object, string, type Infer } from '../../api/schema.ts';
+import { defineKind } from '../../api/kind.ts';
+import { array, integer, object, string } from '../../api/schema.ts';
 
 export const prometheusJmxExporterSpec = object({
   labelSelector: labelMap({ description: 'Pods carrying all these labels get the exporter; at least one label (an ' +
@@ -44,7 +44,3 @@ export const PrometheusJmxExporter = defineKind({
     { name: 'Endpoints', type: 'integer', jsonPath: '.status.endpointCount', description: 'Pods serving metrics.' },
   ],
 });
-
-export type PrometheusJmxExporterSpec = Infer<typeof prometheusJmxExporterSpec>;
-export type PrometheusJmxExporterStatus = Infer<typeof prometheusJmxExporterStatus>;
-export type PrometheusJmxExporterResource = ResourceOf<typeof PrometheusJmxExporter>;
