@@ -2,6 +2,7 @@
 // before it leaves the process, so the RBAC synthesized from the same declarations is always enough.
 import type { IncomingMessage } from 'node:http';
 import { allows, type Permission, type Verb } from '../api/permissions.ts';
+import type { ExecRequest, ExecResult } from './exec.ts';
 import { type RestClient, type Query, ApiError } from './rest.ts';
 import { apiVersionOf, pathOf, type KubeObject, type ResourceType } from './resources.ts';
 
@@ -84,6 +85,16 @@ export class Client {
     this.check(type, 'get', subresource);
     return this.call('get', type, () =>
       this.rest.text({ method: 'GET', path: pathOf(type, namespace, name, subresource), query }));
+  }
+
+  /**
+   * Runs a command in a pod's container. The WebSocket upgrade is a GET, authorized as get on pods/exec, and the
+   * apiserver then asks for create as well (AuthorizePodWebsocketUpgradeCreatePermission, on since 1.31).
+   */
+  async exec(type: ResourceType, request: ExecRequest): Promise<ExecResult> {
+    this.check(type, 'get', 'exec');
+    this.check(type, 'create', 'exec');
+    return this.call('create', type, () => this.rest.exec(request));
   }
 
   async list<T extends KubeObject>(type: ResourceType, namespace?: string, options: ListOptions = {}):

@@ -4,6 +4,7 @@
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { execInPod, type ExecRequest, type ExecResult } from './exec.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -126,6 +127,11 @@ export class RestClient {
 
   async text(spec: RequestSpec): Promise<string> {
     return readBody(await this.open({ timeoutMs: 30_000, ...spec }));
+  }
+
+  /** Runs a command in a container (pods/exec), with the same credentials. */
+  exec(request: ExecRequest): Promise<ExecResult> {
+    return execInPod(this.config, request);
   }
 
   close(): void {

@@ -31,14 +31,14 @@ export async function serveLogs(cluster: LocalCluster, ref: PodRef, container: s
   await apply(cluster, { kind: 'Logs', metadata: { name: ref.pod, namespace: ref.namespace }, spec: { logs: [log] } });
 }
 
-/** Makes `kubectl exec` into the pod's containers run the command on this machine, in `workDir`. */
+/** Makes `kubectl exec` into the pod's containers run the command on this machine, in `workDir`, as `user`. */
 export async function serveExec(cluster: LocalCluster, ref: PodRef, workDir: string,
-  env: Record<string, string> = {}): Promise<void> {
+  env: Record<string, string> = {}, user?: { runAsUser: number; runAsGroup: number }): Promise<void> {
   const envs = Object.entries(env).map(([name, value]) => ({ name, value }));
   await apply(cluster, {
     kind: 'Exec',
     metadata: { name: ref.pod, namespace: ref.namespace },
-    spec: { execs: [{ local: { workDir, envs } }] },
+    spec: { execs: [{ local: { workDir, envs, ...(user ? { securityContext: user } : {}) } }] },
   });
 }
 
