@@ -1,5 +1,6 @@
 # The operator image: the compiled controller on Node 24 (the same major package.json pins), production
-# dependencies only, running as a non-root user.
+# dependencies only, running as a non-root user, with the pinned JMX exporter agent that PrometheusJmxExporter
+# copies into containers (fetched from Maven Central and checked against its sha256 by the controller's own code).
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -11,6 +12,7 @@ COPY charts ./charts
 COPY imports ./imports
 COPY test ./test
 RUN npx tsc -p tsconfig.json
+RUN node build/controller/operators/prometheusjmxexporter/fetch-agent.js /opt/keelson/jmx_prometheus_javaagent.jar
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
@@ -18,6 +20,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/build/controller ./build/controller
+COPY --from=build /opt/keelson/jmx_prometheus_javaagent.jar /opt/keelson/jmx_prometheus_javaagent.jar
+ENV KEELSON_JMX_EXPORTER_AGENT=/opt/keelson/jmx_prometheus_javaagent.jar
 USER 65532:65532
 EXPOSE 8080 8081
 ENTRYPOINT ["node", "--enable-source-maps", "build/controller/main.js"]

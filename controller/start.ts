@@ -1,10 +1,12 @@
 // `npm start` (after synth): run the operator in the foreground against $KUBECONFIG, or, when none is set, against
 // the local control plane (the one `npm run cluster -- up` started, or one started now and stopped on exit). The
-// CRDs are applied first, from the source dist/ is synthesized from. Arguments after `npm start --` go to the controller.
+// CRDs are applied first, from the source dist/ is synthesized from, and the JMX exporter agent (which the image
+// carries) is fetched into the user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { crdName, customResourceDefinition } from './api/kind.ts';
 import { kinds } from './operators/catalog.ts';
+import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
 import { operators } from './operators/registry.ts';
 import { RestClient } from './runtime/rest.ts';
 import { runController } from './runtime/run.ts';
@@ -41,6 +43,7 @@ if (!kubeconfig) {
 }
 
 await applyCrds(kubeconfig);
+console.error(`JMX exporter agent: ${await fetchAgent()}`);
 const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
   '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, operators);
 await stopCluster?.();

@@ -1131,6 +1131,13 @@ export function toJson_PrometheusJmxExporterProps(obj: PrometheusJmxExporterProp
  */
 export interface PrometheusJmxExporterSpec {
   /**
+   * The IPv4 address the exporter listens on inside the pod; default every interface. 127.0.0.1 keeps metrics to the pod, for a scraper in a sidecar.
+   *
+   * @schema PrometheusJmxExporterSpec#bindAddress
+   */
+  readonly bindAddress?: string;
+
+  /**
    * The JMX exporter configuration.
    *
    * @schema PrometheusJmxExporterSpec#config
@@ -1166,6 +1173,7 @@ export interface PrometheusJmxExporterSpec {
 export function toJson_PrometheusJmxExporterSpec(obj: PrometheusJmxExporterSpec | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'bindAddress': obj.bindAddress,
     'config': toJson_PrometheusJmxExporterSpecConfig(obj.config),
     'containerName': obj.containerName,
     'labelSelector': ((obj.labelSelector) === undefined) ? undefined : (Object.entries(obj.labelSelector).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),

@@ -14,3 +14,13 @@ it('runs tests, the operator image and the engines field on one Node major', asy
   assert.ok(bases.length >= 2);
   for (const base of bases) assert.equal(base, major);
 });
+
+it('puts the pinned exporter agent in the operator image where the controller looks for it', async () => {
+  const dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
+  const fetched = /^RUN node (build\/\S+) (\S+)$/m.exec(dockerfile);
+  assert.ok(fetched, 'the build stage fetches the agent');
+  await readFile(join(repoRoot, fetched[1]!.replace(/^build\//, '').replace(/\.js$/, '.ts')));
+  const env = /^ENV KEELSON_JMX_EXPORTER_AGENT=(\S+)$/m.exec(dockerfile)?.[1];
+  assert.equal(env, fetched[2]);
+  assert.match(dockerfile, new RegExp(`^COPY --from=build ${env} ${env}$`, 'm'));
+});

@@ -8,6 +8,7 @@ import { PodBuggerTool } from './podbuggertool/schema.ts';
 import { permissions as podBuggerToolPermissions } from './podbuggertool/permissions.ts';
 import { PostgresCluster } from './postgrescluster/schema.ts';
 import { PrometheusJmxExporter } from './prometheusjmxexporter/schema.ts';
+import { permissions as prometheusJmxExporterPermissions } from './prometheusjmxexporter/permissions.ts';
 import { TDSet } from './tdset/schema.ts';
 import { permissions as tdsetPermissions } from './tdset/permissions.ts';
 
@@ -26,6 +27,7 @@ export const catalog: readonly CatalogEntry[] = [
   { name: 'tdset', kind: TDSet, permissions: tdsetPermissions },
   { name: 'podbuggertool', kind: PodBuggerTool, permissions: podBuggerToolPermissions },
   { name: 'podalert', kind: PodAlert, permissions: podAlertPermissions },
+  { name: 'prometheusjmxexporter', kind: PrometheusJmxExporter, permissions: prometheusJmxExporterPermissions },
 ];
 
 export const operatorNames = catalog.map((entry) => entry.name);

@@ -2,6 +2,7 @@
 import type { Operator } from '../runtime/manager.ts';
 import { podAlertOperator } from './podalert/reconcile.ts';
 import { podBuggerToolOperator } from './podbuggertool/reconcile.ts';
+import { prometheusJmxExporterOperator } from './prometheusjmxexporter/reconcile.ts';
 import { tdsetOperator } from './tdset/reconcile.ts';
 
-export const operators: readonly Operator[] = [tdsetOperator, podBuggerToolOperator, podAlertOperator];
+export const operators: readonly Operator[] = [tdsetOperator, podBuggerToolOperator, podAlertOperator, prometheusJmxExporterOperator];

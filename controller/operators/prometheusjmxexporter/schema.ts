@@ -1,6 +1,6 @@
 import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
-import { defineKind } from '../../api/kind.ts';
-import { array, integer, object, string } from '../../api/schema.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, integer, object, string, type Infer } from '../../api/schema.ts';
 
 export const prometheusJmxExporterSpec = object({
   labelSelector: labelMap({ description: 'Pods carrying all these labels get the exporter; at least one label (an ' +
@@ -13,6 +13,9 @@ export const prometheusJmxExporterSpec = object({
   }, { description: 'The JMX exporter configuration.', required: true }),
   port: integer({ description: 'The port the exporter serves /metrics on inside the pod. A loaded agent cannot ' +
     'move: a changed port takes effect when the container restarts.', minimum: 1, maximum: 65535, required: true }),
+  bindAddress: string({ description: 'The IPv4 address the exporter listens on inside the pod; default every ' +
+    'interface. 127.0.0.1 keeps metrics to the pod, for a scraper in a sidecar.', maxLength: 15,
+    pattern: '^((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])$' }),
   containerName: string({ description: 'The container running the JVM; default the pod\'s first container.',
     maxLength: 63, pattern: dns1123Label }),
 }, { description: 'Which pods get the JMX exporter, with which config and port.', required: true });
@@ -44,3 +47,7 @@ export const PrometheusJmxExporter = defineKind({
     { name: 'Endpoints', type: 'integer', jsonPath: '.status.endpointCount', description: 'Pods serving metrics.' },
   ],
 });
+
+export type PrometheusJmxExporterSpec = Infer<typeof prometheusJmxExporterSpec>;
+export type PrometheusJmxExporterStatus = Infer<typeof prometheusJmxExporterStatus>;
+export type PrometheusJmxExporterResource = ResourceOf<typeof PrometheusJmxExporter>;

@@ -1,0 +1,86 @@
+// What to do for one matching pod, decided from the pod alone: the record this operator keeps on the pod says which
+// container instance (by container ID) got the agent, on which port and with which config.
+import { createHash } from 'node:crypto';
+import type { KubeObject } from '../../runtime/resources.ts';
+
+export const recordAnnotation = 'keelson.dev/jmx-exporter';
+export const scrapeAnnotation = 'prometheus.io/scrape';
+export const portAnnotation = 'prometheus.io/port';
+
+export interface InjectionRecord {
+  exporter: string;
+  container: string;
+  containerID: string;
+  port: number;
+  /** configDigest of the config the container has. */
+  config: string;
+}
+
+export interface ContainerStatus {
+  name: string;
+  containerID?: string;
+  state?: { running?: unknown };
+}
+
+export interface Pod extends KubeObject {
+  spec: { containers: { name: string }[] };
+  status?: { phase?: string; containerStatuses?: ContainerStatus[] };
+}
+
+export type PodPlan =
+  | { action: 'skip'; reason: string }
+  | { action: 'inject'; container: string; containerID: string }
+  | { action: 'rewrite-config'; record: InjectionRecord }
+  | { action: 'restart-needed'; record: InjectionRecord }
+  | { action: 'serving'; record: InjectionRecord };
+
+export function configDigest(config: string): string {
+  return createHash('sha256').update(config).digest('hex').slice(0, 16);
+}
+
+export function recordOf(pod: KubeObject): InjectionRecord | undefined {
+  const text = pod.metadata.annotations?.[recordAnnotation];
+  if (!text) return undefined;
+  try {
+    const record = JSON.parse(text) as InjectionRecord;
+    return typeof record.exporter === 'string' && typeof record.containerID === 'string' ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Wanted {
+  exporter: string;
+  containerName?: string;
+  port: number;
+  config: string;
+}
+
+export function planPod(pod: Pod, wanted: Wanted): PodPlan {
+  const container = wanted.containerName ?? pod.spec.containers[0]?.name;
+  if (!container || !pod.spec.containers.some((c) => c.name === container)) {
+    return { action: 'skip', reason: `it has no container named ${wanted.containerName}` };
+  }
+  const record = recordOf(pod);
+  if (record && record.exporter !== wanted.exporter) {
+    return { action: 'skip', reason: `PrometheusJmxExporter ${record.exporter} already exports it` };
+  }
+  const status = pod.status?.containerStatuses?.find((s) => s.name === container);
+  if (pod.status?.phase !== 'Running' || !status?.state?.running || !status.containerID) {
+    return { action: 'skip', reason: `container ${container} is not running` };
+  }
+  if (!record || record.containerID !== status.containerID || record.container !== container) {
+    return { action: 'inject', container, containerID: status.containerID };
+  }
+  if (record.port !== wanted.port) return { action: 'restart-needed', record };
+  if (record.config !== configDigest(wanted.config)) return { action: 'rewrite-config', record };
+  return { action: 'serving', record };
+}
+
+/** The annotations that mark a pod for scraping and record the injection. */
+export function markAnnotations(record: InjectionRecord): Record<string, string> {
+  return { [scrapeAnnotation]: 'true', [portAnnotation]: String(record.port), [recordAnnotation]: JSON.stringify(record) };
+}
+
+/** A merge patch's annotations that take them off again. */
+export const unmarkAnnotations: Record<string, null> = { [scrapeAnnotation]: null, [portAnnotation]: null, [recordAnnotation]: null };

@@ -1,0 +1,226 @@
+// End to end: real JVMs on this machine stand behind simulated pods (kwok runs their exec here), and the operator,
+// running as its ServiceAccount, loads the real exporter agent into them through the apiserver's pods/exec.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { javaContainer, reportContainerStarted, type JavaContainer } from '../../../test/support/jvm.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { freePort } from '../../../test/support/ports.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { recordAnnotation } from './plan.ts';
+
+const cluster = testCluster();
+let namespace: string;
+let scratch: string;
+let controller: ControllerProcess;
+const cleanups: (() => Promise<void>)[] = [];
+
+const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
+const get = (...args: string[]) => cluster.getJson(namespace, ...args);
+const apply = (object: object) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(object) });
+
+function exporter(name: string, spec: object): Promise<unknown> {
+  return apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter', metadata: { name, namespace },
+    spec: { config: { configMapName: 'jmx', configMapKey: 'config.yaml' }, bindAddress: '127.0.0.1', ...spec } });
+}
+
+function configMap(config: string): Promise<unknown> {
+  return apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jmx', namespace }, data: { 'config.yaml': config } });
+}
+
+/** A Running pod labelled app=<app> whose container's exec (and JVMs) are on this machine, started as `containerID`. */
+async function javaPod(name: string, app: string, containerID = `containerd://${name}-1`): Promise<JavaContainer> {
+  const container = await javaContainer(cluster, { namespace, pod: name });
+  cleanups.push(container.cleanup);
+  await kubectl('run', name, '--image=registry.example/java-app:1', `--labels=app=${app}`);
+  await waitFor(`pod ${name} running`, async () => (await get('pod', name))?.status?.phase === 'Running');
+  await reportContainerStarted(cluster, { namespace, pod: name }, containerID);
+  return container;
+}
+
+async function scrape(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response.text();
+}
+
+function skippedReason(name: string, pod: string): Promise<string> {
+  return waitFor(`${name} to report pod ${pod} skipped`, async () =>
+    (await get('pje', name))?.status?.skippedPods?.find((s: { pod: string }) => s.pod === pod)?.reason);
+}
+
+before(async () => {
+  const ns = await freshNamespace(cluster, 'pje');
+  namespace = ns.name;
+  cleanups.push(ns.cleanup);
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-pje-test-'));
+  await installCrds(cluster);
+  await configMap('rules:\n- pattern: ".*"\n');
+  controller = await startOperator(cluster, namespace, ['prometheusjmxexporter'], scratch);
+});
+after(async () => {
+  await controller?.stop();
+  await Promise.all(cleanups.map((c) => c()));
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('PrometheusJmxExporter against the real control plane, as its ServiceAccount', () => {
+  it('loads the agent into the running JVM, without a restart, and marks the pod for scraping', async () => {
+    const container = await javaPod('orders', 'orders');
+    const jvm = await container.startJvm();
+    const port = await freePort();
+    await exporter('orders', { labelSelector: { app: 'orders' }, port });
+
+    const metrics = await waitFor('JVM metrics on the exporter port', () => scrape(port), { timeoutMs: 60_000 });
+    assert.match(metrics, /^jvm_memory_used_bytes\{area="heap"\} /m);
+    assert.match(metrics, /^jmx_exporter_build_info\{name="jmx_prometheus_javaagent",version="1\.0\.1"\} 1/m);
+    assert.equal(container.jvms[0], jvm);
+    const pod = await waitFor('pod annotations', async () => {
+      const p = await get('pod', 'orders');
+      return p.metadata.annotations?.['prometheus.io/scrape'] ? p : undefined;
+    });
+    assert.equal(pod.metadata.annotations['prometheus.io/scrape'], 'true');
+    assert.equal(pod.metadata.annotations['prometheus.io/port'], String(port));
+    assert.equal(JSON.parse(pod.metadata.annotations[recordAnnotation]).containerID, 'containerd://orders-1');
+
+    const status = await waitFor('status to list the endpoint', async () => {
+      const s = (await get('pje', 'orders'))?.status;
+      return s?.endpointCount === 1 ? s : undefined;
+    });
+    assert.deepEqual(status.metricsEndpoints, [{ pod: 'orders', container: 'orders', port }]);
+    assert.equal(status.conditions.find((c: { type: string }) => c.type === 'Ready').reason, 'Exporting');
+    const columns = (await kubectl('get', 'pje', 'orders')).stdout.split('\n');
+    assert.match(columns[0]!, /^NAME\s+SELECTOR\s+PORT\s+ENDPOINTS\s+READY\s+AGE$/);
+    assert.match(columns[1]!, new RegExp(`^orders\\s+app=orders\\s+${port}\\s+1\\s+True\\s+`));
+    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=orders');
+    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'JmxExporterLoaded'));
+    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'Injected'));
+  });
+
+  it('injects a restarted container (a new ID) again, and an unchanged one never twice', async () => {
+    const container = await javaPod('billing', 'billing');
+    const first = await container.startJvm();
+    const port = await freePort();
+    await exporter('billing', { labelSelector: { app: 'billing' }, port });
+    await waitFor('the first JVM serving metrics', () => scrape(port), { timeoutMs: 60_000 });
+    await kubectl('label', 'pod', 'billing', 'touched=yes');
+    const loads = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=billing')).items
+      .filter((e: { reason: string }) => e.reason === 'JmxExporterLoaded')
+      .reduce((n: number, e: { series?: { count: number } }) => n + (e.series?.count ?? 1), 0);
+    await waitFor('the label change reconciled', async () =>
+      (await get('pje', 'billing'))?.status?.endpointCount === 1);
+    assert.equal(await loads(), 1);
+
+    await first.stop();
+    await assert.rejects(scrape(port));
+    await container.startJvm();
+    await reportContainerStarted(cluster, { namespace, pod: 'billing' }, 'containerd://billing-2', 1);
+    await waitFor('the restarted JVM serving metrics', () => scrape(port), { timeoutMs: 60_000 });
+    const record = JSON.parse((await get('pod', 'billing')).metadata.annotations[recordAnnotation]);
+    assert.equal(record.containerID, 'containerd://billing-2');
+    assert.equal(await loads(), 2);
+
+    // A lost record (say, the annotation patch failed after the load) is rebuilt from the mark left in the container.
+    await kubectl('annotate', 'pod', 'billing', `${recordAnnotation}-`);
+    const restored = await waitFor('the record restored', async () =>
+      (await get('pod', 'billing')).metadata.annotations?.[recordAnnotation]);
+    assert.equal(JSON.parse(restored).containerID, 'containerd://billing-2');
+    assert.deepEqual((await get('pje', 'billing')).status.skippedPods ?? [], []);
+    await scrape(port);
+  });
+
+  it('rewrites a changed config into the container, and the exporter picks it up', async () => {
+    const port = Number((await get('pje', 'orders')).spec.port);
+    assert.match(await scrape(port), /^java_lang_Memory_HeapMemoryUsage_used /m);
+    await configMap('includeObjectNames: ["java.lang:type=Threading"]\nrules:\n- pattern: ".*"\n');
+    await waitFor('the exporter to reload its config', async () => {
+      const metrics = await scrape(port);
+      return /^jmx_config_reload_success_total [1-9]/m.test(metrics) &&
+        !/^java_lang_Memory_HeapMemoryUsage_used /m.test(metrics) && /^java_lang_Threading_ThreadCount /m.test(metrics);
+    }, { timeoutMs: 60_000 });
+    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=orders');
+    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'ConfigUpdated'));
+  });
+
+  it('says a port change needs a restart, and keeps reporting the port the agent serves', async () => {
+    const port = Number((await get('pje', 'orders')).spec.port);
+    await kubectl('patch', 'pje', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { port: port + 1 } }));
+    const ready = await waitFor('RestartNeeded', async () => {
+      const s = (await get('pje', 'orders')).status;
+      return s.observedGeneration === 2 ? s.conditions.find((c: { type: string }) => c.type === 'Ready') : undefined;
+    });
+    assert.equal(ready.status, 'False');
+    assert.equal(ready.reason, 'RestartNeeded');
+    assert.match(ready.message, /restart the containers of orders/);
+    assert.deepEqual((await get('pje', 'orders')).status.metricsEndpoints, [{ pod: 'orders', container: 'orders', port }]);
+    assert.equal((await get('pod', 'orders')).metadata.annotations['prometheus.io/port'], String(port));
+    await scrape(port);
+  });
+
+  it('reports zero JVMs, two JVMs and a taken port, loads nothing there, and keeps every JVM running', async () => {
+    const port = await freePort();
+    const none = await javaPod('idle-none', 'batch');
+    const two = await javaPod('idle-two', 'batch');
+    const busy = await javaPod('idle-busy', 'batch');
+    await two.startJvm();
+    await two.startJvm();
+    const busyJvm = await busy.startJvm();
+    const taken = createServer().listen(port, '127.0.0.1');
+    await exporter('batch', { labelSelector: { app: 'batch' }, port });
+    assert.match(await skippedReason('batch', 'idle-none'), /no JVM runs in container idle-none/);
+    assert.match(await skippedReason('batch', 'idle-two'), /2 JVMs run in container idle-two \(pids \d+, \d+\)/);
+    assert.match(await skippedReason('batch', 'idle-busy'), new RegExp(`port ${port} is already in use`));
+    const status = (await get('pje', 'batch')).status;
+    assert.equal(status.endpointCount, 0);
+    assert.equal(status.conditions.find((c: { type: string }) => c.type === 'Ready').reason, 'PodsSkipped');
+    for (const jvm of [...two.jvms, busyJvm]) assert.doesNotThrow(() => process.kill(jvm.pid, 0));
+    assert.equal(await controller.readyz(), 200);
+    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=idle-two');
+    assert.ok(events.items.some((e: { reason: string; type: string }) => e.reason === 'JmxExporterFailed' && e.type === 'Warning'));
+
+    // On this machine every pod shares one network, so the port must be free for the late JVM as well.
+    await new Promise((resolve) => taken.close(resolve));
+    await none.startJvm();
+    await kubectl('label', 'pod', 'idle-none', 'jvm=started');
+    await waitFor('the late JVM exported after the pod changed', async () =>
+      (await get('pje', 'batch'))?.status?.metricsEndpoints?.some((e: { pod: string }) => e.pod === 'idle-none'));
+  });
+
+  it('reports a missing ConfigMap or key as a condition', async () => {
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter', metadata: { name: 'unconfigured',
+      namespace }, spec: { labelSelector: { app: 'nobody' }, port: 9404, config: { configMapName: 'absent',
+      configMapKey: 'config.yaml' } } });
+    const ready = await waitFor('ConfigMapNotFound', async () => (await get('pje', 'unconfigured'))?.status?.conditions
+      ?.find((c: { reason: string }) => c.reason === 'ConfigMapNotFound'));
+    assert.equal(ready.status, 'False');
+    assert.match(ready.message, /ConfigMap absent does not exist/);
+    await kubectl('patch', 'pje', 'unconfigured', '--type=merge', '-p',
+      JSON.stringify({ spec: { config: { configMapName: 'jmx', configMapKey: 'missing.yaml' } } }));
+    await waitFor('ConfigKeyNotFound', async () => (await get('pje', 'unconfigured'))?.status?.conditions
+      ?.some((c: { reason: string }) => c.reason === 'ConfigKeyNotFound'));
+  });
+
+  it('has the apiserver refuse a port out of range, missing config fields and an empty selector', async () => {
+    const refused = async (spec: object, pattern: RegExp) => {
+      const result = apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter',
+        metadata: { name: 'invalid', namespace }, spec });
+      await assert.rejects(result, pattern);
+    };
+    const config = { configMapName: 'jmx', configMapKey: 'config.yaml' };
+    await refused({ labelSelector: { app: 'x' }, port: 70000, config }, /spec.port: Invalid value: 70000/);
+    await refused({ labelSelector: { app: 'x' }, port: 9404, config: { configMapName: 'jmx' } },
+      /spec.config.configMapKey: Required value/);
+    await refused({ labelSelector: {}, port: 9404, config }, /spec.labelSelector: Invalid value/);
+  });
+
+  it('takes its annotations off the pods when deleted', async () => {
+    await kubectl('delete', 'pje', 'orders', '--wait=true', '--timeout=60s');
+    const annotations = (await get('pod', 'orders')).metadata.annotations ?? {};
+    for (const key of ['prometheus.io/scrape', 'prometheus.io/port', recordAnnotation]) assert.equal(annotations[key], undefined);
+  });
+});

@@ -1,0 +1,35 @@
+// The shortest run that touches every permission PrometheusJmxExporter declares: the config read, a JVM found and
+// the agent loaded through pods/exec, the pod annotated, status written, an Event recorded, and on deletion the
+// finalizer's clean-up.
+import type { LocalCluster } from '../../../test/cluster/cluster.ts';
+import { javaContainer, reportContainerStarted } from '../../../test/support/jvm.ts';
+import { freePort } from '../../../test/support/ports.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+
+export async function prometheusJmxExporterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number):
+Promise<void> {
+  const ref = { namespace, pod: 'smoke' };
+  const container = await javaContainer(cluster, ref);
+  try {
+    await cluster.kubectl(['create', 'configmap', 'jmx', '--from-literal=config.yaml=rules: []', '-n', namespace]);
+    await cluster.kubectl(['run', 'smoke', '--image=registry.example/java-app:1', '--labels=app=smoke', '-n', namespace]);
+    await container.startJvm();
+    const get = (...args: string[]) => cluster.getJson(namespace, ...args);
+    await waitFor('pod smoke running', async () => (await get('pod', 'smoke'))?.status?.phase === 'Running', { timeoutMs });
+    await reportContainerStarted(cluster, ref, 'containerd://smoke');
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PrometheusJmxExporter', metadata: { name: 'smoke', namespace }, spec: { labelSelector: { app: 'smoke' },
+        port: await freePort(), bindAddress: '127.0.0.1', config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } }) });
+    await waitFor(`PrometheusJmxExporter smoke in ${namespace} reconciled in full`, async () => {
+      const [exporter, pod, events] = await Promise.all([get('pje', 'smoke'), get('pod', 'smoke'),
+        get('events.events.k8s.io', '--field-selector', 'regarding.name=smoke')]);
+      return exporter?.status?.endpointCount === 1 && pod?.metadata.annotations?.['prometheus.io/scrape'] === 'true' &&
+        events?.items.some((e: { reason: string }) => e.reason === 'Injected');
+    }, { timeoutMs });
+    await cluster.kubectl(['delete', 'pje', 'smoke', '-n', namespace, '--wait=false']);
+    await waitFor(`PrometheusJmxExporter smoke in ${namespace} cleaned up`, async () =>
+      !(await get('pje', 'smoke')) && !(await get('pod', 'smoke'))?.metadata.annotations?.['prometheus.io/scrape'], { timeoutMs });
+  } finally {
+    await container.cleanup();
+  }
+}

@@ -1,0 +1,151 @@
+// Real JVMs behind simulated pods. kwok runs a pod's exec on this machine, not in a container, so each simulated
+// container gets a user of its own: its JVMs run as that user and its exec does too. The operator counts only the
+// JVMs its exec's user owns (the only ones it could attach to, as in a real container), so it sees exactly the
+// JVMs of that "container". Making users needs root, which the test machines and CI have.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { LocalCluster } from '../cluster/cluster.ts';
+import { serveExec, type PodRef } from '../cluster/kwok.ts';
+import { fetchAgent } from '../../controller/operators/prometheusjmxexporter/agent.ts';
+import { GiveUp, waitFor } from './wait.ts';
+
+const run = promisify(execFile);
+const poolSize = 24;
+const leases = '/tmp/keelson-test-users';
+
+export interface TestUser {
+  name: string;
+  uid: number;
+  gid: number;
+  release(): Promise<void>;
+}
+
+async function ensureUser(name: string): Promise<{ uid: number; gid: number }> {
+  const id = async () => ({ uid: Number((await run('id', ['-u', name])).stdout), gid: Number((await run('id', ['-g', name])).stdout) });
+  try {
+    return await id();
+  } catch {
+    await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', name]);
+    return id();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A user no other test process holds, from a fixed pool (leases held by dead processes are taken back). */
+export async function leaseUser(): Promise<TestUser> {
+  if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
+  await mkdir(leases, { recursive: true });
+  for (let n = 0; n < poolSize; n++) {
+    const lease = join(leases, String(n));
+    try {
+      await mkdir(lease);
+    } catch {
+      const holder = Number(await readFile(join(lease, 'pid'), 'utf8').catch(() => '0'));
+      if (!holder || alive(holder)) continue;
+      await rm(lease, { recursive: true, force: true });
+      try { await mkdir(lease); } catch { continue; }
+    }
+    await writeFile(join(lease, 'pid'), String(process.pid));
+    const name = `keelson-jvm-${n}`;
+    return { name, ...(await ensureUser(name)), release: () => rm(lease, { recursive: true, force: true }) };
+  }
+  throw new Error(`all ${poolSize} test users are leased`);
+}
+
+const program = `public class Idle {
+  public static void main(String[] args) throws Exception {
+    System.out.println("ready");
+    Thread.sleep(Long.MAX_VALUE);
+  }
+}
+`;
+
+export interface Jvm {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an idle JVM as `user` and resolves once main() runs: attaching to a JVM still starting up can kill it, and
+ * a real container's JVM has long been up when its pod is Running.
+ */
+export async function startJvm(user: TestUser, dir: string): Promise<Jvm> {
+  const source = join(dir, 'Idle.java');
+  await writeFile(source, program, { mode: 0o644 });
+  const child: ChildProcess = spawn('java', ['-Xmx64m', '-XX:TieredStopAtLevel=1', source],
+    { uid: user.uid, gid: user.gid, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => { output += d; });
+  child.stderr!.on('data', (d) => { output += d; });
+  await waitFor(`JVM as ${user.name} started`, () => {
+    if (child.exitCode !== null) throw new GiveUp(`the JVM exited: ${output}`);
+    return output.includes('ready');
+  }, { timeoutMs: 30_000, intervalMs: 100 });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** A simulated pod's container backed by this machine: exec runs as `user`, with a temporary directory of its own. */
+export interface JavaContainer {
+  user: TestUser;
+  /** A world-readable directory for the JVMs' sources. */
+  dir: string;
+  jvms: Jvm[];
+  startJvm(): Promise<Jvm>;
+  cleanup(): Promise<void>;
+}
+
+export async function javaContainer(cluster: LocalCluster, ref: PodRef): Promise<JavaContainer> {
+  await fetchAgent();
+  const user = await leaseUser();
+  const dir = await mkdtemp('/tmp/keelson-jvm-');
+  await chmod(dir, 0o755);
+  const tmp = join(dir, 'tmp');
+  await mkdir(tmp);
+  await chown(tmp, user.uid, user.gid);
+  await serveExec(cluster, ref, dir, { TMPDIR: tmp }, { runAsUser: user.uid, runAsGroup: user.gid });
+  const container: JavaContainer = {
+    user,
+    dir,
+    jvms: [],
+    startJvm: async () => {
+      const jvm = await startJvm(user, dir);
+      container.jvms.push(jvm);
+      return jvm;
+    },
+    cleanup: async () => {
+      await Promise.all(container.jvms.map((j) => j.stop()));
+      await rm(dir, { recursive: true, force: true });
+      await user.release();
+    },
+  };
+  return container;
+}
+
+/** Reports the pod's container as running under `containerID`, as a kubelet does when it (re)starts one. */
+export async function reportContainerStarted(cluster: LocalCluster, ref: PodRef, containerID: string,
+  restartCount = 0): Promise<void> {
+  const pod = await cluster.getJson(ref.namespace, 'pod', ref.pod);
+  const statuses = (pod.status.containerStatuses as { name: string }[]).map((s, i) => i === 0
+    ? { ...s, containerID, restartCount, ready: true, state: { running: { startedAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } }
+    : s);
+  await cluster.kubectl(['patch', 'pod', ref.pod, '-n', ref.namespace, '--subresource=status', '--type=merge', '-p',
+    JSON.stringify({ status: { containerStatuses: statuses } })]);
+}
