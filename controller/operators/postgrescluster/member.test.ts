@@ -1,0 +1,121 @@
+// The member lifecycle against real PostgreSQL (Debian's packages), run by the very scripts member pods run: a seed,
+// replicas cloned from it, a failover to the replica with the most WAL, the old primary rewound back in as a
+// replica, base backups with retention, and a restore. Data written before each step is read back after it.
+import assert from 'node:assert/strict';
+import { chown, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
+  from '../../../test/support/postgres.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { backupScript, followScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript } from './scripts.ts';
+
+let dir: string;
+let environment: Environment;
+const members: Member[] = [];
+const passwords = { POSTGRES_PASSWORD: 'superSecret1', REPLICATION_PASSWORD: 'replSecret1' };
+
+async function member(name: string, env: Record<string, string>): Promise<Member> {
+  const started = await startMember(environment, name, join(dir, name), memberScript, env);
+  members.push(started);
+  return started;
+}
+
+const replicaOf = (primary: Member) => ({ MEMBER_ROLE: 'replica', PRIMARY_HOST: '127.0.0.1', PRIMARY_PORT: String(primary.port) });
+const rows = (m: Member) => sql(environment, m, 'SELECT note FROM notes ORDER BY id');
+const shows = (m: Member, note: string) => waitFor(`${m.name} to show "${note}"`,
+  async () => (await rows(m)).split('\n').includes(note), { timeoutMs: 60_000 });
+const position = async (m: Member) => parsePosition(await runScript(environment, positionScript, { PGPORT: String(m.port) }));
+
+before(async () => {
+  dir = await mkdtemp('/tmp/keelson-pg-');
+  const user = await postgresUser();
+  await chown(dir, user.uid, user.gid);
+  const socketDir = join(dir, 'sockets');
+  await mkdir(socketDir);
+  await chown(socketDir, user.uid, user.gid);
+  environment = { bin: await postgresBin(), user, socketDir, passwords };
+});
+after(async () => {
+  await Promise.all(members.map((m) => m.kill()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('member scripts against real PostgreSQL', () => {
+  let a: Member;
+  let b: Member;
+  let c: Member;
+  const backups = () => join(dir, 'backups');
+
+  it('initialises a seed and clones streaming replicas from it', async () => {
+    a = await member('a', { MEMBER_ROLE: 'primary' });
+    await sql(environment, a, 'CREATE TABLE notes (id serial PRIMARY KEY, note text); INSERT INTO notes (note) VALUES (\'seeded\')');
+    [b, c] = await Promise.all([member('b', replicaOf(a)), member('c', replicaOf(a))]);
+    await shows(b, 'seeded');
+    await shows(c, 'seeded');
+    assert.equal((await position(a)).role, 'primary');
+    assert.equal((await position(b)).role, 'replica');
+    assert.equal(await sql(environment, a, 'SELECT count(*) FROM pg_stat_replication'), '2');
+  });
+
+  it('promotes the replica that replayed the most WAL, and the other follows it', async () => {
+    await sql(environment, c, 'SELECT pg_wal_replay_pause()');
+    await sql(environment, a, 'INSERT INTO notes (note) VALUES (\'last write\')');
+    await shows(b, 'last write');
+    await a.kill();
+    const [pb, pc] = await Promise.all([position(b), position(c)]);
+    assert.ok(pb.lsn > pc.lsn, 'the paused replica is behind');
+
+    await runScript(environment, promoteScript, { PGPORT: String(b.port) });
+    assert.equal((await position(b)).role, 'primary');
+    await runScript(environment, followScript, { PGPORT: String(c.port), ...replicaOf(b), ...passwords });
+    await sql(environment, c, 'SELECT pg_wal_replay_resume()');
+    await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after failover\')');
+    await shows(c, 'after failover');
+    assert.deepEqual((await rows(c)).split('\n'), ['seeded', 'last write', 'after failover']);
+  });
+
+  it('rewinds the old primary and brings it back as a replica of the new one', async () => {
+    members.splice(members.indexOf(a), 1);
+    a = await member('a', replicaOf(b));
+    assert.match(a.output(), /rewinding onto 127\.0\.0\.1[^]*pg_rewind: Done!/);
+    await shows(a, 'after failover');
+    assert.equal((await position(a)).role, 'replica');
+  });
+
+  it('takes base backups, keeps the newest, and restores the latest into a new primary', async () => {
+    const backup = { ...replicaOf(b), BACKUP_ROOT: backups(), RETAIN: '2' };
+    await mkdir(backups());
+    await chown(backups(), environment.user.uid, environment.user.gid);
+    const names: string[] = [];
+    for (let i = 0; i < 3; i++) names.push(await runScript(environment, backupScript, backup));
+    assert.deepEqual((await readdir(backups())).sort(), names.slice(1));
+    await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after the backup\')');
+
+    await Promise.all(members.splice(0).map((m) => m.kill()));
+    const fresh = { POSTGRES_PASSWORD: 'otherSecret2', REPLICATION_PASSWORD: 'otherRepl2' };
+    const restored = await member('restored', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: backups(), ...fresh });
+    assert.match(restored.output(), new RegExp(`restoring .*${names[2]!.replace(/\./g, '\\.')}`));
+    assert.deepEqual((await rows(restored)).split('\n'), ['seeded', 'last write', 'after failover']);
+    assert.equal((await position(restored)).role, 'primary');
+    // The restored member has this cluster's passwords, not the backed-up one's: a replica clones with them.
+    const replica = await member('restored-replica', { ...replicaOf(restored), ...fresh });
+    await sql(environment, restored, 'INSERT INTO notes (note) VALUES (\'restored\')');
+    await shows(replica, 'restored');
+  });
+
+  it('refuses to restore when there is no backup, and touches nothing', async () => {
+    const empty = join(dir, 'no-backups');
+    await mkdir(empty);
+    await assert.rejects(member('orphan', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: empty }),
+      /no base backup in/);
+  });
+});
+
+describe('WAL positions', () => {
+  it('orders log sequence numbers across the 32-bit boundary', () => {
+    assert.ok(lsnValue('1/0') > lsnValue('0/FFFFFFFF'));
+    assert.equal(parsePosition('replica 0/3000148\n').lsn, 0x3000148n);
+    assert.throws(() => parsePosition('error'), /unexpected member position/);
+  });
+});

@@ -1,0 +1,143 @@
+// What a member runs, as POSIX sh over PostgreSQL's own tools (initdb, pg_basebackup, pg_rewind, pg_ctl, psql),
+// which the postgres image has on its PATH. The operator mounts these into member pods and the backup CronJob, and
+// runs the short ones through exec; tests run the same text against PostgreSQL servers on this machine.
+//
+// Environment, set by the operator from the spec and the cluster's Secrets:
+//   PGDATA, PGPORT            the data directory (on the member's volume) and port
+//   SOCKET_DIR                where the server's Unix socket lives (default /var/run/postgresql)
+//   LISTEN                    listen_addresses (default '*')
+//   MEMBER_ROLE               primary or replica: what the member is to be when it starts
+//   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
+//   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
+//   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the latest)
+//   RESTORE                   "true": a member with no data restores a backup instead of running initdb
+
+const common = `set -eu
+SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
+LISTEN=\${LISTEN:-*}
+local_sql() { psql -X -v ON_ERROR_STOP=1 -h "$SOCKET_DIR" -p "$PGPORT" -U postgres -d postgres -Atc "$1"; }
+conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
+`;
+
+/**
+ * The member's entry point. A member with no data is created: restored from a backup (RESTORE=true), cloned from
+ * the primary (a replica) or initialised (the seed). A member with data that is to be a replica but was a primary
+ * (no standby.signal: it was the primary before a failover) is rewound onto the new primary's timeline first. Then
+ * the server runs in the foreground.
+ */
+export const memberScript = `${common}
+# Sets this cluster's passwords with the server up on a private socket only, so that nothing (a readiness probe, a
+# client) takes the member for ready before it is.
+set_passwords() {
+  socket=$SOCKET_DIR
+  SOCKET_DIR=$(mktemp -d)
+  pg_ctl -D "$PGDATA" -w -o "-c listen_addresses='' -p $PGPORT -k $SOCKET_DIR" start >/dev/null
+  local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
+  local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
+  local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
+  pg_ctl -D "$PGDATA" -w -m fast stop >/dev/null
+  rmdir "$SOCKET_DIR"
+  SOCKET_DIR=$socket
+}
+follow_primary() {
+  touch "$PGDATA/standby.signal"
+  sed -i '/^primary_conninfo/d' "$PGDATA/postgresql.auto.conf"
+  echo "primary_conninfo = '$(conninfo)'" >> "$PGDATA/postgresql.auto.conf"
+}
+latest_backup() {
+  if [ -n "\${BACKUP_NAME:-}" ]; then echo "$BACKUP_ROOT/$BACKUP_NAME"; return; fi
+  ls -1d "$BACKUP_ROOT"/*/ 2>/dev/null | grep -v '\\.partial/$' | sort | tail -n 1 | sed 's:/$::'
+}
+
+mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  if [ "\${RESTORE:-}" = true ]; then
+    backup=$(latest_backup)
+    [ -n "$backup" ] && [ -f "$backup/base.tar.gz" ] || { echo "no base backup in $BACKUP_ROOT" >&2; exit 2; }
+    echo "restoring $backup" >&2
+    tar -xzf "$backup/base.tar.gz" -C "$PGDATA"
+    rm -f "$PGDATA/standby.signal"
+    sed -i '/^primary_conninfo/d' "$PGDATA/postgresql.auto.conf"
+    set_passwords
+  elif [ "$MEMBER_ROLE" = replica ]; then
+    echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
+    PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$PGDATA" \\
+      -X stream --checkpoint=fast
+    follow_primary
+  else
+    echo "initialising a new cluster" >&2
+    pwfile=$(mktemp)
+    printf '%s' "$POSTGRES_PASSWORD" > "$pwfile"
+    initdb -D "$PGDATA" -U postgres --pwfile="$pwfile" --data-checksums --auth-local=trust \\
+      --auth-host=scram-sha-256 >/dev/null
+    rm -f "$pwfile"
+    cat >> "$PGDATA/postgresql.conf" <<EOF
+wal_level = replica
+max_wal_senders = 16
+max_replication_slots = 16
+hot_standby = on
+wal_log_hints = on
+wal_keep_size = '256MB'
+EOF
+    cat >> "$PGDATA/pg_hba.conf" <<EOF
+host replication replicator all scram-sha-256
+host all all all scram-sha-256
+EOF
+    set_passwords
+  fi
+elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
+  echo "rewinding onto $PRIMARY_HOST:$PRIMARY_PORT" >&2
+  source="host=$PRIMARY_HOST port=$PRIMARY_PORT user=postgres dbname=postgres"
+  PGPASSWORD=$POSTGRES_PASSWORD psql -X -d "$source" -c CHECKPOINT >/dev/null
+  PGPASSWORD=$POSTGRES_PASSWORD pg_rewind -D "$PGDATA" --source-server="$source"
+  follow_primary
+fi
+exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"`;
+
+/** Prints "primary <lsn>" or "replica <replayed lsn>": how far the member's WAL goes. */
+export const positionScript = `${common}
+local_sql "SELECT CASE WHEN pg_is_in_recovery() THEN 'replica ' || pg_last_wal_replay_lsn() ELSE 'primary ' || pg_current_wal_lsn() END"`;
+
+/**
+ * Promotes a replica and waits until it takes writes, then checkpoints: until a checkpoint records the new timeline,
+ * pg_rewind takes the new primary for one on the old timeline and rewinds nothing.
+ */
+export const promoteScript = `${common}
+local_sql "SELECT pg_promote(wait => true, wait_seconds => 60)" >/dev/null
+local_sql "CHECKPOINT" >/dev/null`;
+
+/** Points a running replica at the primary in PRIMARY_HOST:PRIMARY_PORT, without a restart. */
+export const followScript = `${common}
+local_sql "ALTER SYSTEM SET primary_conninfo = '$(conninfo)'" >/dev/null
+local_sql "SELECT pg_reload_conf()" >/dev/null`;
+
+/**
+ * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
+ * RETAIN, and prints the new backup's name. A backup is complete only once renamed from .partial.
+ */
+export const backupScript = `${common}
+name=$(date -u +%Y%m%dT%H%M%S.%3NZ)
+rm -rf "$BACKUP_ROOT/$name.partial"
+PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator \\
+  -D "$BACKUP_ROOT/$name.partial" -Ft -z -X fetch --checkpoint=fast
+mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
+ls -1d "$BACKUP_ROOT"/*/ | grep -v '\\.partial/$' | sort | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "$old"; done
+echo "$name"`;
+
+/** A log sequence number (e.g. 0/3000148) as a number, to find the replica that replayed the most WAL. */
+export function lsnValue(lsn: string): bigint {
+  const match = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(lsn.trim());
+  if (!match) throw new Error(`not a WAL position: "${lsn}"`);
+  return (BigInt(`0x${match[1]}`) << 32n) + BigInt(`0x${match[2]}`);
+}
+
+export interface Position {
+  role: 'primary' | 'replica';
+  lsn: bigint;
+}
+
+export function parsePosition(output: string): Position {
+  const [role, lsn] = output.trim().split(/\s+/);
+  if (role !== 'primary' && role !== 'replica') throw new Error(`unexpected member position: "${output.trim()}"`);
+  return { role, lsn: lsnValue(lsn ?? '') };
+}

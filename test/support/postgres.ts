@@ -1,0 +1,85 @@
+// PostgreSQL servers from Debian's packages, run on this machine as the postgres user by the same scripts member
+// pods run, on loopback ports, each in a directory of the test's own.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
+import { GiveUp, waitFor } from './wait.ts';
+
+const run = promisify(execFile);
+
+/** The bin directory of the newest PostgreSQL installed (Debian keeps them off PATH, per major). */
+export async function postgresBin(): Promise<string> {
+  const majors = (await readdir('/usr/lib/postgresql').catch(() => [])).filter((d) => /^\d+$/.test(d))
+    .sort((a, b) => Number(b) - Number(a));
+  if (!majors.length) throw new Error('no PostgreSQL server in /usr/lib/postgresql: apt-get install postgresql');
+  return `/usr/lib/postgresql/${majors[0]}/bin`;
+}
+
+export async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout);
+  return { uid: await id('-u'), gid: await id('-g') };
+}
+
+export interface Environment {
+  bin: string;
+  user: { uid: number; gid: number };
+  socketDir: string;
+  passwords: { POSTGRES_PASSWORD: string; REPLICATION_PASSWORD: string };
+}
+
+/** Runs `script` as the postgres user with `env`; rejects with its stderr on a non-zero exit. */
+export async function runScript(environment: Environment, script: string, env: Record<string, string>): Promise<string> {
+  const { stdout } = await run('sh', ['-c', script], { uid: environment.user.uid, gid: environment.user.gid,
+    env: scriptEnv(environment, env), timeout: 120_000 });
+  return stdout.trim();
+}
+
+function scriptEnv(environment: Environment, env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: `${environment.bin}:/usr/bin:/bin`, SOCKET_DIR: environment.socketDir, LISTEN: '127.0.0.1',
+    ...environment.passwords, ...env };
+}
+
+export interface Member {
+  name: string;
+  port: number;
+  dataDir: string;
+  output(): string;
+  /** SIGKILL: the server dies as a node failure would take it. */
+  kill(): Promise<void>;
+}
+
+/** Starts the member script in the foreground (as a pod would) and waits until the server accepts connections. */
+export async function startMember(environment: Environment, name: string, dataDir: string, script: string,
+  env: Record<string, string>): Promise<Member> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('sh', ['-c', script], { uid: environment.user.uid, gid: environment.user.gid,
+    env: scriptEnv(environment, { ...env, PGDATA: dataDir, PGPORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => { output += d; });
+  child.stderr!.on('data', (d) => { output += d; });
+  const member: Member = {
+    name, port, dataDir,
+    output: () => output,
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      // The script execs postgres, so the child is the postmaster; its backends notice its death and exit.
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+  await waitFor(`member ${name} accepting connections`, async () => {
+    if (child.exitCode !== null) throw new GiveUp(`member ${name} exited ${child.exitCode}: ${output}`);
+    await sql(environment, member, 'SELECT 1');
+    return true;
+  }, { timeoutMs: 120_000, intervalMs: 250 });
+  return member;
+}
+
+/** A query over the member's Unix socket as the superuser; the rows as text, one per line. */
+export async function sql(environment: Environment, member: { port: number }, query: string): Promise<string> {
+  const { stdout } = await run(`${environment.bin}/psql`, ['-X', '-v', 'ON_ERROR_STOP=1', '-h', environment.socketDir,
+    '-p', String(member.port), '-U', 'postgres', '-d', 'postgres', '-Atc', query]);
+  return stdout.trim();
+}
