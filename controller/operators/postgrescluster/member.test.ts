@@ -2,7 +2,7 @@
 // replicas cloned from it, a failover to the replica with the most WAL, the old primary rewound back in as a
 // replica, base backups with retention, and a restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { chown, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
@@ -102,6 +102,15 @@ describe('member scripts against real PostgreSQL', () => {
     const replica = await member('restored-replica', { ...replicaOf(restored), ...fresh });
     await sql(environment, restored, 'INSERT INTO notes (note) VALUES (\'restored\')');
     await shows(replica, 'restored');
+
+    // A promoted member whose pod still says replica in its environment restarts as what its role label says.
+    await restored.kill();
+    members.splice(members.indexOf(restored), 1);
+    const labels = join(dir, 'labels');
+    await writeFile(labels, 'app.kubernetes.io/name="postgres"\nkeelson.dev/role="primary"\n', { mode: 0o644 });
+    const again = await member('restored', { ...replicaOf(replica), ROLE_FILE: labels, ...fresh });
+    assert.doesNotMatch(again.output(), /rewinding|cloning/);
+    assert.equal((await position(again)).role, 'primary');
   });
 
   it('refuses to restore when there is no backup, and touches nothing', async () => {

@@ -8,7 +8,7 @@ const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod
 const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => ({
-  cluster: 'db', size: 3, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [],
+  cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [],
   primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false, now, ...extra });
 const healthy = () => [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
 

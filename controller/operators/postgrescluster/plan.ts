@@ -31,6 +31,8 @@ export interface Observed {
   keepVolumeOnScaleDown: boolean;
   /** Member claims and pods, by member name. */
   members: Member[];
+  /** The index the next new member gets: past every claim the cluster ever made, kept ones included. */
+  nextIndex: number;
   /** Pods labelled for the cluster that are no member's. */
   strangers: string[];
   /** The primary as last recorded in status; undefined before the seed ever ran. */
@@ -125,7 +127,7 @@ export function nextStep(o: Observed): Step {
   }
 
   if (members.length < o.size) {
-    return { kind: 'add-member', member: memberName(o.cluster, members[members.length - 1]!.index + 1) };
+    return { kind: 'add-member', member: memberName(o.cluster, o.nextIndex) };
   }
   if (members.length > o.size) {
     const victim = [...members].reverse().find((m) => m.name !== primaryName)!;

@@ -6,7 +6,9 @@
 //   PGDATA, PGPORT            the data directory (on the member's volume) and port
 //   SOCKET_DIR                where the server's Unix socket lives (default /var/run/postgresql)
 //   LISTEN                    listen_addresses (default '*')
-//   MEMBER_ROLE               primary or replica: what the member is to be when it starts
+//   MEMBER_ROLE               primary or replica: what the member is to be when it starts; ROLE_FILE, if set,
+//                             names a downward-API file of pod labels whose keelson.dev/role wins (so a promoted
+//                             member restarts as the primary)
 //   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
 //   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the latest)
@@ -49,6 +51,10 @@ latest_backup() {
   ls -1d "$BACKUP_ROOT"/*/ 2>/dev/null | grep -v '\\.partial/$' | sort | tail -n 1 | sed 's:/$::'
 }
 
+if [ -n "\${ROLE_FILE:-}" ] && [ -r "$ROLE_FILE" ]; then
+  labelled=$(sed -n 's/^keelson.dev\\/role="\\(.*\\)"$/\\1/p' "$ROLE_FILE")
+  MEMBER_ROLE=\${labelled:-$MEMBER_ROLE}
+fi
 mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ "\${RESTORE:-}" = true ]; then
