@@ -100,7 +100,7 @@ describe('KeelsonInstall', () => {
   });
 
   it('rejects an operator it does not know', () => {
-    assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset, podbuggertool, podalert, prometheusjmxexporter\)/);
+    assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset, podbuggertool, podalert, postgrescluster, prometheusjmxexporter\)/);
   });
 });
 

@@ -9,6 +9,7 @@ import type { LocalCluster } from './cluster/cluster.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { podAlertSmoke } from '../controller/operators/podalert/smoke.ts';
 import { podBuggerToolSmoke } from '../controller/operators/podbuggertool/smoke.ts';
+import { postgresClusterSmoke } from '../controller/operators/postgrescluster/smoke.ts';
 import { prometheusJmxExporterSmoke } from '../controller/operators/prometheusjmxexporter/smoke.ts';
 import { tdsetSmoke } from '../controller/operators/tdset/smoke.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
@@ -18,6 +19,7 @@ const smokeTests: Record<string, (cluster: LocalCluster, namespace: string, time
   tdset: tdsetSmoke,
   podbuggertool: podBuggerToolSmoke,
   podalert: podAlertSmoke,
+  postgrescluster: postgresClusterSmoke,
   prometheusjmxexporter: prometheusJmxExporterSmoke,
 };
 

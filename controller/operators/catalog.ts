@@ -7,6 +7,7 @@ import { permissions as podAlertPermissions } from './podalert/permissions.ts';
 import { PodBuggerTool } from './podbuggertool/schema.ts';
 import { permissions as podBuggerToolPermissions } from './podbuggertool/permissions.ts';
 import { PostgresCluster } from './postgrescluster/schema.ts';
+import { permissions as postgresClusterPermissions } from './postgrescluster/permissions.ts';
 import { PrometheusJmxExporter } from './prometheusjmxexporter/schema.ts';
 import { permissions as prometheusJmxExporterPermissions } from './prometheusjmxexporter/permissions.ts';
 import { TDSet } from './tdset/schema.ts';
@@ -27,6 +28,7 @@ export const catalog: readonly CatalogEntry[] = [
   { name: 'tdset', kind: TDSet, permissions: tdsetPermissions },
   { name: 'podbuggertool', kind: PodBuggerTool, permissions: podBuggerToolPermissions },
   { name: 'podalert', kind: PodAlert, permissions: podAlertPermissions },
+  { name: 'postgrescluster', kind: PostgresCluster, permissions: postgresClusterPermissions },
   { name: 'prometheusjmxexporter', kind: PrometheusJmxExporter, permissions: prometheusJmxExporterPermissions },
 ];
 

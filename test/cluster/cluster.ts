@@ -101,6 +101,8 @@ export class LocalCluster {
             resolve({ code, stdout, stderr });
           }
         });
+      // kubectl may exit before reading its input (EPIPE); its exit status says what happened.
+      child.stdin!.on('error', () => {});
       child.stdin!.end(input ?? '');
     });
   }

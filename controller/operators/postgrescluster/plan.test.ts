@@ -8,7 +8,7 @@ const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod
 const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => ({
-  cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [],
+  cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [], terminating: [],
   primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false, now, ...extra });
 const healthy = () => [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
 
@@ -26,7 +26,9 @@ describe('the next step of a PostgresCluster', () => {
   it('shrinks from the highest-numbered replica, never the primary, keeping its volume unless told', () => {
     const members = healthy();
     assert.deepEqual(nextStep(observed(members, { size: 1 })), { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
-    assert.deepEqual(nextStep(observed(members, { size: 2, primary: 'db-0002', keepVolumeOnScaleDown: false })),
+    // The role labels win over a stale status: db-0002 was promoted.
+    const promoted = [member(0, pod('replica')), member(1, pod('replica')), member(2, pod('primary'))];
+    assert.deepEqual(nextStep(observed(promoted, { size: 2, primary: 'db-0000', keepVolumeOnScaleDown: false })),
       { kind: 'remove-member', member: 'db-0001', deleteClaim: true });
   });
 
@@ -73,6 +75,10 @@ describe('the next step of a PostgresCluster', () => {
   it('recovers from the latest backup when every member and its data are gone, and fails without one', () => {
     assert.deepEqual(nextStep(observed([], { primary: 'db-0002', backupAvailable: true })),
       { kind: 'create-seed', member: 'db-0000', restore: true });
+    assert.deepEqual(nextStep(observed([], { primary: 'db-0002', backupAvailable: true, terminating: ['pod db-0000'] })),
+      { kind: 'wait', reason: 'pod db-0000 still going away' });
+    assert.deepEqual(nextStep(observed([], { primary: 'db-0002', strangers: ['db-0000'], terminating: ['claim db-0000'] })),
+      { kind: 'remove-stranger', pod: 'db-0000' });
     const failed = nextStep(observed([], { primary: 'db-0002' }));
     assert.equal(failed.kind, 'failed');
     assert.equal(failed.kind === 'failed' && failed.reason, 'NoBackup');

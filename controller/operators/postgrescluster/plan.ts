@@ -35,6 +35,8 @@ export interface Observed {
   nextIndex: number;
   /** Pods labelled for the cluster that are no member's. */
   strangers: string[];
+  /** Member pods and claims still going away. */
+  terminating: string[];
   /** The primary as last recorded in status; undefined before the seed ever ran. */
   primary?: string;
   /** Since when the primary has been gone or unready, as last recorded. */
@@ -76,11 +78,25 @@ const dead = (m: Member) => m.pod !== undefined && !m.pod.deleting && ['Failed',
 const readyReplicas = (members: Member[], primary: string | undefined) =>
   members.filter((m) => m.name !== primary && alive(m) && m.pod!.ready && m.pod!.role === 'replica').map((m) => m.name);
 
+/**
+ * The primary: the member whose live pod carries the primary role label (what the read-write Service selects, and
+ * the first thing a promotion writes), a ready one first; else the one status recorded; else the seed.
+ */
+export function currentPrimary(o: Pick<Observed, 'members' | 'primary'>): string | undefined {
+  const labelled = o.members.filter((m) => m.pod && !m.pod.deleting && m.pod.role === 'primary');
+  return (labelled.find((m) => m.pod!.ready) ?? labelled[0])?.name ?? o.primary ??
+    [...o.members].sort((a, b) => a.index - b.index)[0]?.name;
+}
+
 export function nextStep(o: Observed): Step {
   if (o.paused) return { kind: 'paused' };
   const members = [...o.members].sort((a, b) => a.index - b.index);
 
   if (members.length === 0) {
+    // A new seed takes the first name again: its old pods and claims must be gone first (a pod started on a claim
+    // being deleted holds that claim up).
+    if (o.strangers.length) return { kind: 'remove-stranger', pod: o.strangers[0]! };
+    if (o.terminating.length) return { kind: 'wait', reason: `${o.terminating.join(', ')} still going away` };
     const restore = o.primary !== undefined || o.bootstrapFromBackup;
     if (restore && !o.backupAvailable) {
       return { kind: 'failed', reason: 'NoBackup', message: o.primary
@@ -90,8 +106,7 @@ export function nextStep(o: Observed): Step {
     return { kind: 'create-seed', member: memberName(o.cluster, 0), restore };
   }
 
-  // The primary as recorded, else as the pods' role labels say (status can be lost), else the seed.
-  const primaryName = o.primary ?? members.find((m) => m.pod?.role === 'primary')?.name ?? members[0]!.name;
+  const primaryName = currentPrimary(o)!;
   const primary = members.find((m) => m.name === primaryName);
 
   // A primary gone or unready past the timeout is failed over even while its pod is still going away (a node that

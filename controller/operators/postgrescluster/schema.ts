@@ -1,6 +1,6 @@
 import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
-import { defineKind } from '../../api/kind.ts';
-import { array, boolean, enumeration, integer, map, object, quantity, string } from '../../api/schema.ts';
+import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 
 export const phases = ['Creating', 'Running', 'Scaling', 'FailingOver', 'Recovering', 'Upgrading', 'Paused',
   'Failed'] as const;
@@ -75,3 +75,6 @@ export const PostgresCluster = defineKind({
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
   ],
 });
+
+export type PostgresClusterStatus = Infer<typeof postgresClusterStatus>;
+export type PostgresClusterResource = ResourceOf<typeof PostgresCluster>;

@@ -1,0 +1,181 @@
+// The objects a PostgresCluster owns, as they should be: per member a Pod and a PersistentVolumeClaim; the Secret of
+// generated credentials; the ConfigMap of member scripts; Services for writes (the primary), reads (the replicas) and
+// member addresses; and, with spec.backup, the backup volume and the CronJob that fills it.
+import { randomBytes } from 'node:crypto';
+import { controllerReference, type Owner } from '../../runtime/objects.ts';
+import type { KubeObject } from '../../runtime/resources.ts';
+import type { Role } from './plan.ts';
+import { backupScript, followScript, memberScript, positionScript, promoteScript } from './scripts.ts';
+import type { PostgresClusterResource } from './schema.ts';
+
+type Cluster = PostgresClusterResource & Owner;
+type Spec = PostgresClusterResource['spec'];
+
+export const port = 5432;
+export const clusterLabel = 'keelson.dev/postgrescluster';
+export const memberLabel = 'keelson.dev/member';
+export const roleLabel = 'keelson.dev/role';
+export const versionAnnotation = 'keelson.dev/postgres-version';
+const postgresUid = 999;
+const scriptsDir = '/keelson';
+const backupsDir = '/backups';
+
+export const names = {
+  credentials: (cluster: string) => `${cluster}-credentials`,
+  scripts: (cluster: string) => `${cluster}-scripts`,
+  readWrite: (cluster: string) => cluster,
+  readOnly: (cluster: string) => `${cluster}-ro`,
+  members: (cluster: string) => `${cluster}-members`,
+  backups: (cluster: string) => `${cluster}-backups`,
+};
+
+/** The scripts as files in the ConfigMap, and the command that runs each. */
+export const scriptFiles = { 'member.sh': memberScript, 'position.sh': positionScript, 'promote.sh': promoteScript,
+  'follow.sh': followScript, 'backup.sh': backupScript };
+export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
+
+function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}) {
+  return { name, namespace: cluster.metadata.namespace, labels: { 'app.kubernetes.io/name': 'postgres',
+    'app.kubernetes.io/managed-by': 'keelson', [clusterLabel]: cluster.metadata.name, ...labels },
+  ownerReferences: [controllerReference(cluster)] };
+}
+
+export function imageOf(spec: Spec): string {
+  return spec.image ?? `postgres:${spec.version}`;
+}
+
+/** Random passwords of letters and digits (they are quoted into SQL and conninfo strings). */
+export function credentials(cluster: Cluster): KubeObject {
+  const password = () => randomBytes(32).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 32);
+  return { apiVersion: 'v1', kind: 'Secret', metadata: metadata(cluster, names.credentials(cluster.metadata.name)),
+    type: 'Opaque', stringData: { 'postgres-password': password(), 'replication-password': password() } };
+}
+
+export function scripts(cluster: Cluster): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: metadata(cluster, names.scripts(cluster.metadata.name)),
+    data: scriptFiles };
+}
+
+export function services(cluster: Cluster): KubeObject[] {
+  const name = cluster.metadata.name;
+  const service = (serviceName: string, selector: Record<string, string>, extra: object = {}) => ({
+    apiVersion: 'v1', kind: 'Service', metadata: metadata(cluster, serviceName),
+    spec: { selector: { [clusterLabel]: name, ...selector }, ports: [{ name: 'postgres', port, targetPort: port }], ...extra },
+  });
+  return [
+    service(names.readWrite(name), { [roleLabel]: 'primary' }),
+    service(names.readOnly(name), { [roleLabel]: 'replica' }),
+    service(names.members(name), {}, { clusterIP: 'None', publishNotReadyAddresses: true }),
+  ];
+}
+
+export function memberClaim(cluster: Cluster, spec: Spec, member: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, member, { [memberLabel]: member }),
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
+      ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}) } };
+}
+
+export function backupClaim(cluster: Cluster, spec: Spec): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, names.backups(cluster.metadata.name)),
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
+      ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}) } };
+}
+
+const secretEnv = (cluster: string) => [
+  { name: 'POSTGRES_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'postgres-password' } } },
+  { name: 'REPLICATION_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'replication-password' } } },
+];
+
+const hardened = {
+  runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+export interface MemberOptions {
+  role: Role;
+  /** Restore this cluster's backups (from `restoreFrom`'s volume) when the member has no data. */
+  restoreFrom?: { cluster: string; backup?: string };
+}
+
+export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, restoreFrom }: MemberOptions): KubeObject {
+  const name = cluster.metadata.name;
+  const volumes: object[] = [
+    { name: 'data', persistentVolumeClaim: { claimName: member } },
+    { name: 'scripts', configMap: { name: names.scripts(name) } },
+    { name: 'run', emptyDir: {} },
+    { name: 'tmp', emptyDir: {} },
+    { name: 'podinfo', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+  ];
+  const mounts: object[] = [
+    { name: 'data', mountPath: '/var/lib/postgresql/data' },
+    { name: 'scripts', mountPath: scriptsDir, readOnly: true },
+    { name: 'run', mountPath: '/var/run/postgresql' },
+    { name: 'tmp', mountPath: '/tmp' },
+    { name: 'podinfo', mountPath: '/etc/podinfo', readOnly: true },
+  ];
+  const env: object[] = [
+    { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
+    { name: 'PGPORT', value: String(port) },
+    { name: 'MEMBER_ROLE', value: role },
+    { name: 'ROLE_FILE', value: '/etc/podinfo/labels' },
+    { name: 'PRIMARY_HOST', value: names.readWrite(name) },
+    { name: 'PRIMARY_PORT', value: String(port) },
+    ...secretEnv(name),
+  ];
+  if (restoreFrom) {
+    volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });
+    mounts.push({ name: 'backups', mountPath: backupsDir, readOnly: true });
+    env.push({ name: 'RESTORE', value: 'true' }, { name: 'BACKUP_ROOT', value: backupsDir },
+      ...(restoreFrom.backup ? [{ name: 'BACKUP_NAME', value: restoreFrom.backup }] : []));
+  }
+  const affinity = spec.antiAffinity ? { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{
+    weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname',
+      labelSelector: { matchLabels: { [clusterLabel]: name } } } }] } } : undefined;
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { ...metadata(cluster, member, { [memberLabel]: member, [roleLabel]: role }),
+      annotations: { [versionAnnotation]: spec.version } },
+    spec: {
+      hostname: member, subdomain: names.members(name),
+      securityContext: { runAsUser: postgresUid, runAsGroup: postgresUid, fsGroup: postgresUid, runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [{
+        name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
+        ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,
+        readinessProbe: { exec: { command: ['pg_isready', '-q', '-h', '/var/run/postgresql', '-p', String(port)] },
+          periodSeconds: 5 },
+        ...(spec.resources ? { resources: spec.resources } : {}),
+      }],
+      volumes,
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+      ...(affinity ? { affinity } : {}),
+      terminationGracePeriodSeconds: 30,
+    },
+  };
+}
+
+export function backupCronJob(cluster: Cluster, spec: Spec): KubeObject {
+  const name = cluster.metadata.name;
+  return {
+    apiVersion: 'batch/v1', kind: 'CronJob', metadata: metadata(cluster, names.backups(name)),
+    spec: {
+      schedule: spec.backup!.schedule, concurrencyPolicy: 'Forbid', successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 3,
+      jobTemplate: { spec: { backoffLimit: 2, template: {
+        metadata: { labels: { [clusterLabel]: name, 'app.kubernetes.io/component': 'backup' } },
+        spec: {
+          restartPolicy: 'Never',
+          securityContext: { runAsUser: postgresUid, runAsGroup: postgresUid, fsGroup: postgresUid, runAsNonRoot: true,
+            seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{ name: 'backup', image: imageOf(spec), command: scriptCommand('backup.sh'), securityContext: hardened,
+            env: [{ name: 'PRIMARY_HOST', value: names.readWrite(name) }, { name: 'PRIMARY_PORT', value: String(port) },
+              { name: 'PGPORT', value: String(port) }, { name: 'BACKUP_ROOT', value: backupsDir },
+              { name: 'RETAIN', value: String(spec.backup!.retain) }, ...secretEnv(name)],
+            volumeMounts: [{ name: 'backups', mountPath: backupsDir }, { name: 'scripts', mountPath: scriptsDir, readOnly: true },
+              { name: 'tmp', mountPath: '/tmp' }] }],
+          volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.backups(name) } },
+            { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'tmp', emptyDir: {} }],
+        },
+      } } },
+    },
+  };
+}

@@ -1,0 +1,211 @@
+// The operator's orchestration against the real control plane, with simulated nodes and static volumes, running as
+// its ServiceAccount. What PostgreSQL itself does in each step is proven in member.test.ts.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { serveMemberExec, staticVolumes, type MemberExec } from '../../../test/support/postgres-pods.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { failoverTimeoutMs } from './plan.ts';
+
+const cluster = testCluster();
+let namespace: string;
+let scratch: string;
+let controller: ControllerProcess;
+let exec: MemberExec;
+const cleanups: (() => Promise<void>)[] = [];
+const memberNames = Array.from({ length: 6 }, (_, i) => `db-000${i}`);
+
+const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
+const get = (...args: string[]) => cluster.getJson(namespace, ...args);
+const patch = (spec: object) => kubectl('patch', 'pgc', 'db', '--type=merge', '-p', JSON.stringify({ spec }));
+const status = async () => (await get('pgc', 'db'))?.status;
+const livePods = async (): Promise<any[]> => (await get('pods', '-l', 'keelson.dev/postgrescluster=db')).items
+  .filter((p: any) => !p.metadata.deletionTimestamp && p.metadata.labels['keelson.dev/member']);
+const reasons = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=db')).items
+  .sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)).map((e: any) => `${e.reason} ${e.note}`);
+/** The member pods serving behind the Service, by name. */
+const endpoints = async (service: string) => {
+  const slices = (await get('endpointslices', '-l', `kubernetes.io/service-name=${service}`)).items as any[];
+  return slices.flatMap((s) => s.endpoints ?? []).map((e: any) => e.targetRef?.name).sort();
+};
+
+function running(size: number, extra: (s: any) => boolean = () => true): Promise<any> {
+  return waitFor(`db Running with ${size} ready members`, async () => {
+    const s = await status();
+    return s?.phase === 'Running' && s.readyMembers === size && (await livePods()).length === size && extra(s) ? s : undefined;
+  }, { timeoutMs: 90_000 });
+}
+
+before(async () => {
+  const ns = await freshNamespace(cluster, 'pgc');
+  namespace = ns.name;
+  cleanups.push(ns.cleanup);
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-test-'));
+  await installCrds(cluster);
+  await staticVolumes(cluster, `keelson-${namespace}`, 10);
+  cleanups.push(async () => { await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=keelson-${namespace}`, '--wait=false']); });
+  exec = await serveMemberExec(cluster, namespace, memberNames, scratch);
+  controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
+});
+after(async () => {
+  await controller?.stop();
+  await Promise.all(cleanups.map((c) => c()));
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('PostgresCluster against the real control plane, as its ServiceAccount', () => {
+  it('starts the seed first, then adds members one at a time, with Services following the roles', async () => {
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'db', namespace }, spec: { size: 3, version: '17.2',
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } }) });
+    const s = await running(3);
+    assert.equal(s.primary, 'db-0000');
+    assert.equal(s.currentVersion, '17.2');
+    assert.deepEqual(s.members.map((m: any) => `${m.name}:${m.role}`), ['db-0000:primary', 'db-0001:replica', 'db-0002:replica']);
+    const added = (await reasons()).filter((r: string) => r.startsWith('MemberAdded'));
+    assert.deepEqual(added, ['MemberAdded Added seed member db-0000', 'MemberAdded Added member db-0001 as a replica',
+      'MemberAdded Added member db-0002 as a replica']);
+    const pods = await livePods();
+    const created = (name: string) => pods.find((p) => p.metadata.name === name).metadata.creationTimestamp;
+    assert.ok(created('db-0000') <= created('db-0001') && created('db-0001') <= created('db-0002'));
+    await waitFor('the Services to select the primary and the replicas', async () =>
+      JSON.stringify(await endpoints('db')) === '["db-0000"]' &&
+      JSON.stringify(await endpoints('db-ro')) === '["db-0001","db-0002"]');
+    const secret = await get('secret', 'db-credentials');
+    assert.equal(Buffer.from(secret.data['postgres-password'], 'base64').toString().length, 32);
+    const columns = (await kubectl('get', 'pgc', 'db')).stdout.split('\n');
+    assert.match(columns[0]!, /^NAME\s+SIZE\s+READY\s+PRIMARY\s+PHASE\s+AGE$/);
+    assert.match(columns[1]!, /^db\s+3\s+3\s+db-0000\s+Running\s+/);
+  });
+
+  it('replaces a deleted member pod on its own volume', async () => {
+    const claim = (await get('pvc', 'db-0001')).metadata.uid;
+    const pod = (await get('pod', 'db-0001')).metadata.uid;
+    await kubectl('delete', 'pod', 'db-0001', '--wait=false');
+    await waitFor('db-0001 back as a new pod', async () => {
+      const p = await get('pod', 'db-0001');
+      return p && p.metadata.uid !== pod && p.status?.phase === 'Running';
+    }, { timeoutMs: 60_000 });
+    await running(3);
+    assert.equal((await get('pvc', 'db-0001')).metadata.uid, claim);
+    assert.ok((await reasons()).some((r: string) => r.startsWith('MemberReplaced Started member db-0001 as replica')));
+  });
+
+  it('fails over to the replica with the most replayed WAL when the primary stays unready', async () => {
+    await exec.setPosition('db-0001', 'replica 0/3000000');
+    await exec.setPosition('db-0002', 'replica 0/5000000');
+    const lost = Date.now();
+    await kubectl('patch', 'pod', 'db-0000', '--subresource=status', '--type=json', '-p', JSON.stringify([
+      { op: 'replace', path: '/status/conditions', value: [{ type: 'Ready', status: 'False', reason: 'Simulated' }] }]));
+    const s = await waitFor('a new primary', async () => {
+      const st = await status();
+      return st?.primary === 'db-0002' ? st : undefined;
+    }, { timeoutMs: failoverTimeoutMs + 60_000 });
+    // Conditions keep time to the second, so the timeout may start up to a second before the patch.
+    assert.ok(Date.now() - lost >= failoverTimeoutMs - 1000, 'not before the timeout');
+    assert.ok(await exec.promoted('db-0002'));
+    assert.ok(!(await exec.promoted('db-0001')));
+    assert.ok(['FailingOver', 'Running'].includes(s.phase));
+    await waitFor('the read-write Service to follow the new primary', async () =>
+      JSON.stringify(await endpoints('db')) === '["db-0002"]');
+    const after = await running(3, (st) => st.members.find((m: any) => m.name === 'db-0000')?.role === 'replica');
+    assert.equal(after.primary, 'db-0002');
+    assert.equal((await get('pod', 'db-0000')).metadata.labels['keelson.dev/role'], 'replica');
+    assert.ok((await reasons()).some((r: string) => r.startsWith('Promoted Promoted db-0002 to primary in place of db-0000')));
+  });
+
+  it('scales up and down by one member at a time, never removing the primary, keeping volumes', async () => {
+    await patch({ size: 4 });
+    await running(4);
+    assert.ok(await get('pod', 'db-0003'));
+    await patch({ size: 2 });
+    const s = await running(2);
+    assert.deepEqual(s.members.map((m: any) => m.name).sort(), ['db-0000', 'db-0002']);
+    const removed = (await reasons()).filter((r: string) => r.startsWith('MemberRemoved')).map((r: string) => /Removed member (db-\d+)/.exec(r)?.[1]);
+    assert.deepEqual(removed, ['db-0003', 'db-0001']);
+    const kept = await get('pvc', 'db-0001');
+    assert.equal(kept.metadata.labels['keelson.dev/retired'], 'true');
+  });
+
+  it('changes nothing while paused, and says so', async () => {
+    await patch({ paused: true });
+    await waitFor('phase Paused', async () => (await status())?.phase === 'Paused');
+    await kubectl('delete', 'pod', 'db-0000', '--wait=false');
+    await waitFor('db-0000 gone', async () => !(await get('pod', 'db-0000')), { timeoutMs: 60_000 });
+    const ready = (await status()).conditions.find((c: any) => c.type === 'Ready');
+    assert.equal(ready.reason, 'Paused');
+    assert.equal(await get('pod', 'db-0000'), undefined);
+    await patch({ paused: false });
+    await running(2);
+  });
+
+  it('rolls a minor version through the replica, switches over, then restarts the old primary', async () => {
+    await exec.setPosition('db-0000', 'replica 0/7000000');
+    await patch({ version: '17.3' });
+    const s = await running(2, (st) => st.currentVersion === '17.3');
+    assert.equal(s.primary, 'db-0000');
+    for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
+    const steps = (await reasons()).filter((r: string) => /^(MemberUpgrading|Promoted)/.test(r)).slice(-2);
+    assert.match(steps[0]!, /^MemberUpgrading Restarting member db-0000/);
+    assert.match(steps[1]!, /^Promoted Promoted db-0000 to primary in place of db-0002 \(switchover/);
+  });
+
+  it('refuses a major version change with a condition, and the apiserver refuses a downgrade', async () => {
+    await assert.rejects(patch({ version: '16' }), /major version cannot go down/);
+    await patch({ version: '18' });
+    const refused = await waitFor('VersionChangeRefused', async () => (await status())?.conditions
+      ?.find((c: any) => c.type === 'VersionChangeRefused' && c.status === 'True'));
+    assert.equal(refused.reason, 'MajorVersionChange');
+    for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
+    assert.equal((await status()).currentVersion, '17.3');
+  });
+
+  it('fails with NoBackup, deleting nothing, when every member and its data are gone and there is no backup', async () => {
+    await patch({ storage: { keepOnScaleDown: false } });
+    await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/member', '--wait=false');
+    const s = await waitFor('phase Failed', async () => {
+      const st = await status();
+      return st?.phase === 'Failed' ? st : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.equal(s.conditions.find((c: any) => c.type === 'Ready').reason, 'NoBackup');
+    assert.deepEqual(await livePods(), []);
+  });
+
+  it('takes scheduled backups, and restores a new seed from the latest when every member and its data are gone', async () => {
+    const dr = (...args: string[]) => get(...args);
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'dr', namespace }, spec: { size: 1, version: '17.2',
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } }) });
+    const backedUp = await waitFor('a successful scheduled backup in status', async () =>
+      (await dr('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
+    assert.match(backedUp.name, /^dr-backups@/);
+    const job = (await dr('cronjob', 'dr-backups')).spec.jobTemplate.spec.template.spec.containers[0];
+    assert.deepEqual(job.command, ['sh', '/keelson/backup.sh']);
+
+    await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/postgrescluster=dr,keelson.dev/member', '--wait=false');
+    const seed = await waitFor('a restoring seed', async () => {
+      const pod = await dr('pod', 'dr-0000');
+      const env = pod?.spec.containers[0].env ?? [];
+      return !pod?.metadata.deletionTimestamp && env.some((e: any) => e.name === 'RESTORE' && e.value === 'true') ? pod : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
+    const events = (await dr('events.events.k8s.io', '--field-selector', 'regarding.name=dr')).items;
+    assert.ok(events.some((e: any) => e.reason === 'Restoring'));
+    await waitFor('dr Running again', async () => (await dr('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
+  });
+
+  it('creates a new cluster from another cluster\'s backups', async () => {
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'copy', namespace }, spec: { size: 1, version: '17.2',
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, bootstrap: { fromBackup: { cluster: 'dr' } } } }) });
+    const seed = await waitFor('the copy\'s seed', () => get('pod', 'copy-0000'), { timeoutMs: 60_000 });
+    assert.ok(seed.spec.containers[0].env.some((e: any) => e.name === 'RESTORE' && e.value === 'true'));
+    assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups' && v.persistentVolumeClaim.readOnly));
+    await waitFor('copy Running', async () => (await get('pgc', 'copy'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
+  });
+});

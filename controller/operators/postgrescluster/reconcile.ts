@@ -1,0 +1,321 @@
+// PostgresCluster: each reconcile observes the members (claims and pods), takes the one next step plan.ts decides,
+// and reports. Commands inside members (WAL position, promotion) go through pods/exec with the scripts' text, so
+// they work on any postgres image. Replicas stream from the read-write Service, which follows the role label: a
+// promotion re-points them by relabelling the new primary.
+import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
+import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Owner } from '../../runtime/objects.ts';
+import { applyIfChanged, isControlledBy } from '../../runtime/objects.ts';
+import { readPrimary } from '../../runtime/primary.ts';
+import { ApiError } from '../../runtime/rest.ts';
+import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findCondition, setCondition, writeStatus, type Condition } from '../../runtime/status.ts';
+import { backupClaim, backupCronJob, credentials, memberClaim, memberLabel, memberPod, names, roleLabel,
+  scripts, services, versionAnnotation } from './objects.ts';
+import { permissions } from './permissions.ts';
+import { bestCandidate, currentPrimary, majorOf, nextStep, type Member, type Observed, type Role, type Step } from './plan.ts';
+import { parsePosition, positionScript, promoteScript } from './scripts.ts';
+import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
+
+interface Pod extends KubeObject {
+  status?: { phase?: MemberPodPhase; conditions?: { type: string; status: string }[] };
+}
+type MemberPodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+interface CronJob extends KubeObject {
+  status?: { lastSuccessfulTime?: string };
+}
+
+type Cluster = PostgresClusterResource & Owner;
+type Spec = PostgresClusterResource['spec'];
+type Pending = Omit<Condition, 'lastTransitionTime'>;
+
+const clusterType = keelsonType(PostgresCluster);
+const retiredLabel = 'keelson.dev/retired';
+const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> | undefined> = {
+  'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
+  'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
+  'remove-member': 'Scaling', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
+};
+
+const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const indexOf = (name: string) => Number(/-(\d{4})$/.exec(name)?.[1] ?? -1);
+
+class PostgresClusterReconciler {
+  private readonly clusters;
+  private readonly pods;
+  private readonly claims;
+  private readonly services;
+  private readonly configMaps;
+  private readonly cronJobs;
+  /** Clusters whose credentials Secret this process has made sure of. */
+  private readonly credentialed = new Set<string>();
+  /** Promotions made that the cache may not show yet, by cluster uid: no step is taken until it does. */
+  private readonly promotions = new Map<string, string>();
+
+  constructor(private readonly ctx: OperatorContext) {
+    const informer = <T extends KubeObject>(type: typeof types.pods) => ctx.cache.informer<T>(type, ctx.namespace, ctx.client);
+    this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
+    this.pods = informer<Pod>(types.pods);
+    this.claims = informer<KubeObject>(types.persistentVolumeClaims);
+    this.services = informer<KubeObject>(types.services);
+    this.configMaps = informer<KubeObject>(types.configMaps);
+    this.cronJobs = informer<CronJob>(types.cronJobs);
+  }
+
+  async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
+    const primary = readPrimary(this.clusters, request, PostgresCluster);
+    if (!primary) return;
+    const { object: cluster, problems } = primary;
+    const generation = cluster.metadata.generation;
+    const conditions: Pending[] = [];
+    if (problems.length) {
+      await this.report(cluster, {}, [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', observedGeneration: generation,
+        message: `${problems.join('; ')}; nothing was changed` }]);
+      return;
+    }
+    // A major version change is refused: members keep running the version they have.
+    let spec: Spec = primary.spec;
+    const current = cluster.status?.currentVersion;
+    if (current && majorOf(spec.version) !== majorOf(current)) {
+      conditions.push({ type: 'VersionChangeRefused', status: 'True', reason: 'MajorVersionChange', observedGeneration: generation,
+        message: `a change from PostgreSQL ${current} to ${spec.version} needs a dump and restore (or pg_upgrade), ` +
+          `which this operator does not do; members stay on ${current}` });
+      spec = { ...spec, version: current, image: undefined };
+    } else {
+      conditions.push({ type: 'VersionChangeRefused', status: 'False', reason: 'NoMajorChange', observedGeneration: generation,
+        message: 'the version asked for is the one running, or a minor change of it' });
+    }
+
+    if (!spec.paused) await this.ensureShared(cluster, spec);
+    const observed = this.observe(cluster, spec, now);
+    const promoted = this.promotions.get(cluster.metadata.uid);
+    if (promoted && observed.members.find((m) => m.name === promoted)?.pod?.role === 'primary') {
+      this.promotions.delete(cluster.metadata.uid);
+    }
+    const step: Step = this.promotions.has(cluster.metadata.uid)
+      ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
+      : nextStep(observed);
+    if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
+    const outcome = await this.take(cluster, spec, observed, step);
+    const primaryName = outcome.primary ?? currentPrimary(observed);
+    const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
+    const primaryUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
+    conditions.push(primaryUp
+      ? { type: 'PrimaryAvailable', status: 'True', reason: 'Ready', message: `${primaryName} takes writes`, observedGeneration: generation }
+      : { type: 'PrimaryAvailable', status: 'False', reason: 'Unavailable', observedGeneration: generation,
+        message: primaryName ? `${primaryName} is not ready` : 'no primary yet' });
+    conditions.push(...this.readiness(step, observed, generation));
+    await this.report(cluster, this.summary(cluster, observed, step, outcome.primary), conditions);
+    return step.kind === 'wait' && step.requeueAfterMs ? { requeueAfterMs: step.requeueAfterMs } : undefined;
+  }
+
+  /** The Secret (made once, never rewritten), the scripts, the Services and the backup schedule. */
+  private async ensureShared(cluster: Cluster, spec: Spec): Promise<void> {
+    const ns = cluster.metadata.namespace!;
+    if (!this.credentialed.has(cluster.metadata.uid)) {
+      try {
+        await this.ctx.client.create(types.secrets, credentials(cluster));
+      } catch (error) {
+        if (!(error instanceof ApiError && error.conflict)) throw error;
+      }
+      this.credentialed.add(cluster.metadata.uid);
+    }
+    const current = (informer: { get(key: string): KubeObject | undefined }, name: string) => informer.get(keyOf({ namespace: ns, name }));
+    await applyIfChanged(this.ctx.client, types.configMaps, scripts(cluster), current(this.configMaps, names.scripts(cluster.metadata.name)));
+    for (const service of services(cluster)) {
+      await applyIfChanged(this.ctx.client, types.services, service, current(this.services, service.metadata.name));
+    }
+    const cronJob = current(this.cronJobs, names.backups(cluster.metadata.name));
+    if (spec.backup) {
+      await applyIfChanged(this.ctx.client, types.persistentVolumeClaims, backupClaim(cluster, spec),
+        current(this.claims, names.backups(cluster.metadata.name)));
+      await applyIfChanged(this.ctx.client, types.cronJobs, backupCronJob(cluster, spec), cronJob);
+    } else if (cronJob && isControlledBy(cronJob, cluster)) {
+      await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
+    }
+  }
+
+  private observe(cluster: Cluster, spec: Spec, now: Date): Observed {
+    const ns = cluster.metadata.namespace!;
+    const owned = (o: KubeObject) => isControlledBy(o, cluster) && o.metadata.labels?.[memberLabel] !== undefined;
+    const claims = this.claims.listNamespace(ns).filter(owned);
+    const live = claims.filter((c) => !c.metadata.deletionTimestamp && !c.metadata.labels?.[retiredLabel]);
+    const pods = this.pods.listNamespace(ns).filter(owned);
+    const members: Member[] = live.map((claim) => {
+      const name = claim.metadata.name;
+      const pod = pods.find((p) => p.metadata.name === name);
+      return { name, index: indexOf(name), claim: true, ...(pod ? { pod: {
+        phase: pod.status?.phase ?? 'Pending', ready: ready(pod), role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
+        version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
+    });
+    const lost = findCondition(cluster.status?.conditions as Condition[] | undefined, 'PrimaryAvailable');
+    return {
+      cluster: cluster.metadata.name, size: spec.size, version: spec.version, paused: spec.paused,
+      keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
+      nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
+      strangers: pods.filter((p) => !live.some((c) => c.metadata.name === p.metadata.name) && !p.metadata.deletionTimestamp)
+        .map((p) => p.metadata.name),
+      terminating: [...pods.map((p) => ['pod', p] as const), ...claims.map((c) => ['claim', c] as const)]
+        .filter(([, o]) => o.metadata.deletionTimestamp).map(([what, o]) => `${what} ${o.metadata.name}`),
+      primary: cluster.status?.primary,
+      primaryLostSince: lost?.status === 'False' ? new Date(lost.lastTransitionTime) : undefined,
+      backupAvailable: this.backupOf(cluster, spec) !== undefined,
+      bootstrapFromBackup: spec.bootstrap !== undefined,
+      now,
+    };
+  }
+
+  /** The cluster whose backups a restore reads: the bootstrap source, else the cluster itself once it has one. */
+  private backupOf(cluster: Cluster, spec: Spec): { cluster: string; backup?: string } | undefined {
+    const source = spec.bootstrap?.fromBackup;
+    if (source && !cluster.status?.primary) {
+      const other = this.clusters.get(keyOf({ namespace: cluster.metadata.namespace, name: source.cluster }));
+      return other?.status?.lastBackup ? { cluster: source.cluster, backup: source.backup } : undefined;
+    }
+    return cluster.status?.lastBackup ? { cluster: cluster.metadata.name } : undefined;
+  }
+
+  private async take(cluster: Cluster, spec: Spec, observed: Observed, step: Step): Promise<{ primary?: string }> {
+    const ns = cluster.metadata.namespace!;
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string) => this.ctx.events.record(cluster, type, reason, note);
+    const startPod = (member: string, role: Role, restore = false) => this.ctx.client.create(types.pods,
+      memberPod(cluster, spec, member, { role, ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
+    switch (step.kind) {
+      case 'create-seed':
+        await this.ctx.client.apply(types.persistentVolumeClaims, memberClaim(cluster, spec, step.member));
+        await startPod(step.member, 'primary', step.restore);
+        await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', step.restore
+          ? `Restoring seed member ${step.member} from the latest backup` : `Added seed member ${step.member}`);
+        return { primary: step.member };
+      case 'failed':
+        await event('Warning', step.reason, step.message);
+        return {};
+      case 'remove-stranger':
+        await this.ctx.client.delete(types.pods, ns, step.pod);
+        await event('Normal', 'StrangerRemoved', `Deleted pod ${step.pod}: it is no member of the cluster`);
+        return {};
+      case 'delete-pod':
+        await this.ctx.client.delete(types.pods, ns, step.member);
+        await event('Normal', 'MemberReplacing', `Deleted the pod of member ${step.member} (${step.reason}); it comes back on its volume`);
+        return {};
+      case 'start-member': {
+        // The cache may not show yet that the claim is going away; a pod started on it now would come up on an
+        // empty volume once the claim is recreated under the same name.
+        const claim = await this.ctx.client.get(types.persistentVolumeClaims, ns, step.member);
+        if (!claim || claim.metadata.deletionTimestamp) return {};
+        await startPod(step.member, step.role);
+        await event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
+        return {};
+      }
+      case 'add-member':
+        await this.ctx.client.apply(types.persistentVolumeClaims, memberClaim(cluster, spec, step.member));
+        await startPod(step.member, 'replica');
+        await event('Normal', 'MemberAdded', `Added member ${step.member} as a replica`);
+        return {};
+      case 'remove-member':
+        await this.ctx.client.delete(types.pods, ns, step.member);
+        if (step.deleteClaim) await this.ctx.client.delete(types.persistentVolumeClaims, ns, step.member);
+        else {
+          await this.ctx.client.patch(types.persistentVolumeClaims, ns, step.member,
+            { metadata: { labels: { [retiredLabel]: 'true' } } }, 'merge');
+        }
+        await event('Normal', 'MemberRemoved', `Removed member ${step.member}${step.deleteClaim ? ' and its volume' : '; its volume is kept'}`);
+        return {};
+      case 'upgrade-member':
+        await this.ctx.client.delete(types.pods, ns, step.member);
+        await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}`);
+        return {};
+      case 'switchover':
+      case 'failover': {
+        if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
+        const promoted = await this.promote(cluster, step.candidates);
+        this.promotions.set(cluster.metadata.uid, promoted);
+        await event(step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${promoted} to primary in place ` +
+          `of ${step.from} (${step.kind}: the replica with the most replayed WAL among ${step.candidates.join(', ')})`);
+        return { primary: promoted };
+      }
+      default:
+        return {};
+    }
+  }
+
+  /** Deletes the primary's pod and waits (60 s at most) until it is gone, so that two primaries never take writes. */
+  private async stopPrimary(namespace: string, name: string): Promise<void> {
+    await this.ctx.client.delete(types.pods, namespace, name);
+    for (let waited = 0; this.pods.get(keyOf({ namespace, name })) && waited < 60_000; waited += 500) await sleep(500);
+    if (this.pods.get(keyOf({ namespace, name }))) throw new Error(`the pod of primary ${name} has not gone after 60s`);
+  }
+
+  /** Asks every candidate how far it replayed, promotes the furthest, and points the read-write Service at it. */
+  private async promote(cluster: Cluster, candidates: string[]): Promise<string> {
+    const ns = cluster.metadata.namespace!;
+    const run = async (pod: string, script: string) => {
+      const result = await this.ctx.client.exec(types.pods, { namespace: ns, pod, container: 'postgres',
+        command: ['sh', '-c', script] });
+      if (result.exitCode !== 0) throw new Error(`${pod}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+      return result.stdout;
+    };
+    const positions = await Promise.all(candidates.map(async (member) =>
+      ({ member, lsn: parsePosition(await run(member, positionScript)).lsn })));
+    const chosen = bestCandidate(positions)!;
+    await run(chosen, promoteScript);
+    await this.ctx.client.patch(types.pods, ns, chosen, { metadata: { labels: { [roleLabel]: 'primary' } } }, 'merge');
+    return chosen;
+  }
+
+  private readiness(step: Step, observed: Observed, generation: number): Pending[] {
+    const base = { type: 'Ready', observedGeneration: generation };
+    switch (step.kind) {
+      case 'steady':
+        return [{ ...base, status: 'True', reason: 'Running', message: `${observed.size} members, all ready` }];
+      case 'paused':
+        return [{ ...base, status: 'False', reason: 'Paused', message: 'spec.paused is set: nothing is changed until it is unset' }];
+      case 'failed':
+        return [{ ...base, status: 'False', reason: step.reason, message: step.message }];
+      case 'wait':
+        return [{ ...base, status: 'False', reason: 'Waiting', message: step.reason }];
+      default:
+        return [{ ...base, status: 'False', reason: 'Reconciling', message: `next step: ${step.kind}` }];
+    }
+  }
+
+  private summary(cluster: Cluster, observed: Observed, step: Step, promoted: string | undefined): Partial<PostgresClusterStatus> {
+    const members = observed.members.map((m) => ({ name: m.name, role: m.name === promoted ? 'primary' as const : m.pod?.role ?? 'replica',
+      ready: m.pod?.ready ?? false }));
+    const versions = new Set(observed.members.map((m) => m.pod?.version).filter(Boolean));
+    const cronJob = this.cronJobs.get(keyOf({ namespace: cluster.metadata.namespace, name: names.backups(cluster.metadata.name) }));
+    const backupTime = cronJob?.status?.lastSuccessfulTime;
+    return {
+      phase: phases[step.kind] ?? cluster.status?.phase ?? 'Creating',
+      primary: promoted ?? currentPrimary(observed),
+      readyMembers: members.filter((m) => m.ready).length,
+      members,
+      currentVersion: versions.size === 1 ? [...versions][0] : cluster.status?.currentVersion,
+      ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
+    };
+  }
+
+  private async report(cluster: Cluster, status: Partial<PostgresClusterStatus>, conditions: Pending[]): Promise<void> {
+    let list = cluster.status?.conditions as Condition[] | undefined;
+    for (const condition of conditions) list = setCondition(list, condition);
+    await writeStatus(this.ctx.client, clusterType, cluster, { ...cluster.status, ...status,
+      observedGeneration: cluster.metadata.generation, conditions: list });
+  }
+}
+
+export const postgresClusterOperator: Operator = {
+  name: 'postgrescluster',
+  permissions,
+  setup(ctx) {
+    const reconciler = new PostgresClusterReconciler(ctx);
+    ctx.addController({
+      name: 'postgrescluster',
+      for: clusterType,
+      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs],
+      workers: 2,
+      reconcile: (request, context) => reconciler.reconcile(request, context),
+    });
+  },
+};
+

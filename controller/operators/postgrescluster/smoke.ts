@@ -1,0 +1,38 @@
+// The shortest run that touches every permission PostgresCluster declares: credentials, scripts, Services, member
+// claims and pods, Events, the backup schedule, a minor upgrade with its switchover (exec, relabelling), and a scale-down
+// that removes a member with its volume and the schedule with it.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LocalCluster } from '../../../test/cluster/cluster.ts';
+import { serveMemberExec, staticVolumes } from '../../../test/support/postgres-pods.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+
+export async function postgresClusterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
+  const scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-smoke-'));
+  const storageClass = `keelson-${namespace}`;
+  try {
+    await staticVolumes(cluster, storageClass, 4);
+    await serveMemberExec(cluster, namespace, ['smoke-0000', 'smoke-0001'], scratch);
+    const apply = (spec: object) => cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
+      apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'smoke', namespace }, spec }) });
+    const storage = { size: '1Gi', storageClassName: storageClass, keepOnScaleDown: false };
+    const get = (...args: string[]) => cluster.getJson(namespace, ...args);
+    const settled = (what: string, check: (status: any) => boolean) => waitFor(`PostgresCluster smoke in ${namespace}: ${what}`,
+      async () => { const s = (await get('pgc', 'smoke'))?.status; return s?.phase === 'Running' && check(s); }, { timeoutMs });
+    await apply({ size: 2, version: '17.2', storage, backup: { schedule: '0 3 * * *' } });
+    await settled('two members', (s) => s.readyMembers === 2);
+    await waitFor('the MemberAdded Events', async () => (await get('events.events.k8s.io', '--field-selector',
+      'regarding.name=smoke'))?.items.some((e: { reason: string }) => e.reason === 'MemberAdded'), { timeoutMs });
+    await waitFor('the backup CronJob', async () => Boolean(await get('cronjob', 'smoke-backups')), { timeoutMs });
+    await apply({ size: 2, version: '17.3', storage, backup: { schedule: '0 3 * * *' } });
+    await settled('upgraded with a switchover', (s) => s.currentVersion === '17.3' && s.primary === 'smoke-0001' && s.readyMembers === 2);
+    await apply({ size: 1, version: '17.3', storage });
+    await settled('one member, no schedule', (s) => s.members.length === 1);
+    await waitFor('the removed member\'s claim and the CronJob gone', async () =>
+      !(await get('pvc', 'smoke-0000')) && !(await get('cronjob', 'smoke-backups')), { timeoutMs });
+  } finally {
+    await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=${storageClass}`, '--wait=false']);
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
