@@ -60,3 +60,15 @@ export async function writeStatus<T extends KubeObject & { status?: unknown }>(c
     { metadata: { resourceVersion: object.metadata.resourceVersion }, status: mergePatch(current, status) }, 'merge', 'status');
   return { written: true, object: updated };
 }
+
+/**
+ * Writes the object's status with `fields` over it and each of `conditions` set, unless nothing changed; the
+ * common end of a reconcile.
+ */
+export async function writeStatusWithConditions<T extends KubeObject & { status?: { conditions?: unknown } }>(
+  client: Client, type: ResourceType, object: T, fields: object, conditions: Omit<Condition, 'lastTransitionTime'>[],
+): Promise<void> {
+  let list = object.status?.conditions as Condition[] | undefined;
+  for (const condition of conditions) list = setCondition(list, condition);
+  await writeStatus(client, type, object, { ...object.status, ...fields, conditions: list });
+}

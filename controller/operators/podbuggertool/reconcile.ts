@@ -7,7 +7,7 @@ import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, types, type KubeObject } from '../../runtime/resources.ts';
-import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { timestamp, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { containerName, debugContainer, markerVariable, selectorOf } from './debug.ts';
 import { permissions } from './permissions.ts';
@@ -127,8 +127,7 @@ class PodBuggerToolReconciler {
 
   private async report(tool: PodBuggerToolResource, status: Partial<PodBuggerToolStatus>,
     ready: Omit<Condition, 'lastTransitionTime'>): Promise<void> {
-    const conditions = setCondition(tool.status?.conditions as Condition[] | undefined, ready);
-    await writeStatus(this.ctx.client, toolType, tool, { ...tool.status, ...status, conditions });
+    await writeStatusWithConditions(this.ctx.client, toolType, tool, status, [ready]);
   }
 }
 

@@ -10,7 +10,7 @@ import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findCondition, setCondition, writeStatus, type Condition } from '../../runtime/status.ts';
+import { findCondition, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { backupClaim, backupCronJob, credentials, memberClaim, memberLabel, memberPod, names, roleLabel,
   scripts, services, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
@@ -297,10 +297,8 @@ class PostgresClusterReconciler {
   }
 
   private async report(cluster: Cluster, status: Partial<PostgresClusterStatus>, conditions: Pending[]): Promise<void> {
-    let list = cluster.status?.conditions as Condition[] | undefined;
-    for (const condition of conditions) list = setCondition(list, condition);
-    await writeStatus(this.ctx.client, clusterType, cluster, { ...cluster.status, ...status,
-      observedGeneration: cluster.metadata.generation, conditions: list });
+    await writeStatusWithConditions(this.ctx.client, clusterType, cluster,
+      { ...status, observedGeneration: cluster.metadata.generation }, conditions);
   }
 }
 

@@ -10,7 +10,7 @@ import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
-import { setCondition, writeStatus, type Condition } from '../../runtime/status.ts';
+import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { readAgent } from './agent.ts';
 import { agentOptions, inspectScript, loadAgentScript, parseInspection, writeFileScript } from './container.ts';
 import { permissions } from './permissions.ts';
@@ -228,8 +228,7 @@ class PrometheusJmxExporterReconciler {
 
   private async report(exporter: Exporter, status: Partial<PrometheusJmxExporterStatus>,
     ready: Omit<Condition, 'lastTransitionTime'>): Promise<void> {
-    const conditions = setCondition(exporter.status?.conditions as Condition[] | undefined, ready);
-    await writeStatus(this.ctx.client, exporterType, exporter, { ...exporter.status, ...status, conditions });
+    await writeStatusWithConditions(this.ctx.client, exporterType, exporter, status, [ready]);
   }
 }
 
