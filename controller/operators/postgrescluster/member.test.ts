@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { backupScript, followScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript } from './scripts.ts';
+import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript } from './scripts.ts';
 
 let dir: string;
 let environment: Environment;
@@ -68,7 +68,11 @@ describe('member scripts against real PostgreSQL', () => {
 
     await runScript(environment, promoteScript, { PGPORT: String(b.port) });
     assert.equal((await position(b)).role, 'primary');
-    await runScript(environment, followScript, { PGPORT: String(c.port), ...replicaOf(b), ...passwords });
+    // In a cluster, replicas stream from the read-write Service, which moves to the promoted member; here the replica
+    // is pointed at it by hand, as the Service's move does.
+    await sql(environment, c, `ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=${b.port} user=replicator ` +
+      `password=${passwords.REPLICATION_PASSWORD}'`);
+    await sql(environment, c, 'SELECT pg_reload_conf()');
     await sql(environment, c, 'SELECT pg_wal_replay_resume()');
     await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after failover\')');
     await shows(c, 'after failover');

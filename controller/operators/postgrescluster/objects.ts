@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 import type { Role } from './plan.ts';
-import { backupScript, followScript, memberScript, positionScript, promoteScript } from './scripts.ts';
+import { backupScript, memberScript } from './scripts.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -29,9 +29,8 @@ export const names = {
   backups: (cluster: string) => `${cluster}-backups`,
 };
 
-/** The scripts as files in the ConfigMap, and the command that runs each. */
-export const scriptFiles = { 'member.sh': memberScript, 'position.sh': positionScript, 'promote.sh': promoteScript,
-  'follow.sh': followScript, 'backup.sh': backupScript };
+/** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
+export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
 function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}) {
@@ -69,23 +68,22 @@ export function services(cluster: Cluster): KubeObject[] {
   ];
 }
 
-export function memberClaim(cluster: Cluster, spec: Spec, member: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, member, { [memberLabel]: member }),
+function claim(cluster: Cluster, spec: Spec, name: string, labels: Record<string, string> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, name, labels),
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
       ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}) } };
 }
 
-export function backupClaim(cluster: Cluster, spec: Spec): KubeObject {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, names.backups(cluster.metadata.name)),
-    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
-      ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}) } };
-}
+export const memberClaim = (cluster: Cluster, spec: Spec, member: string) => claim(cluster, spec, member, { [memberLabel]: member });
+export const backupClaim = (cluster: Cluster, spec: Spec) => claim(cluster, spec, names.backups(cluster.metadata.name));
 
 const secretEnv = (cluster: string) => [
   { name: 'POSTGRES_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'postgres-password' } } },
   { name: 'REPLICATION_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'replication-password' } } },
 ];
 
+const podSecurity = { runAsUser: postgresUid, runAsGroup: postgresUid, fsGroup: postgresUid, runAsNonRoot: true,
+  seccompProfile: { type: 'RuntimeDefault' } };
 const hardened = {
   runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] },
   seccompProfile: { type: 'RuntimeDefault' },
@@ -137,8 +135,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       annotations: { [versionAnnotation]: spec.version } },
     spec: {
       hostname: member, subdomain: names.members(name),
-      securityContext: { runAsUser: postgresUid, runAsGroup: postgresUid, fsGroup: postgresUid, runAsNonRoot: true,
-        seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: podSecurity,
       containers: [{
         name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
         ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,
@@ -164,8 +161,7 @@ export function backupCronJob(cluster: Cluster, spec: Spec): KubeObject {
         metadata: { labels: { [clusterLabel]: name, 'app.kubernetes.io/component': 'backup' } },
         spec: {
           restartPolicy: 'Never',
-          securityContext: { runAsUser: postgresUid, runAsGroup: postgresUid, fsGroup: postgresUid, runAsNonRoot: true,
-            seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: podSecurity,
           containers: [{ name: 'backup', image: imageOf(spec), command: scriptCommand('backup.sh'), securityContext: hardened,
             env: [{ name: 'PRIMARY_HOST', value: names.readWrite(name) }, { name: 'PRIMARY_PORT', value: String(port) },
               { name: 'PGPORT', value: String(port) }, { name: 'BACKUP_ROOT', value: backupsDir },

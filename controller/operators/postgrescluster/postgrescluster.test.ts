@@ -177,26 +177,25 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
   });
 
   it('takes scheduled backups, and restores a new seed from the latest when every member and its data are gone', async () => {
-    const dr = (...args: string[]) => get(...args);
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'dr', namespace }, spec: { size: 1, version: '17.2',
         storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } }) });
     const backedUp = await waitFor('a successful scheduled backup in status', async () =>
-      (await dr('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
+      (await get('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
     assert.match(backedUp.name, /^dr-backups@/);
-    const job = (await dr('cronjob', 'dr-backups')).spec.jobTemplate.spec.template.spec.containers[0];
+    const job = (await get('cronjob', 'dr-backups')).spec.jobTemplate.spec.template.spec.containers[0];
     assert.deepEqual(job.command, ['sh', '/keelson/backup.sh']);
 
     await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/postgrescluster=dr,keelson.dev/member', '--wait=false');
     const seed = await waitFor('a restoring seed', async () => {
-      const pod = await dr('pod', 'dr-0000');
+      const pod = await get('pod', 'dr-0000');
       const env = pod?.spec.containers[0].env ?? [];
       return !pod?.metadata.deletionTimestamp && env.some((e: any) => e.name === 'RESTORE' && e.value === 'true') ? pod : undefined;
     }, { timeoutMs: 60_000 });
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
-    const events = (await dr('events.events.k8s.io', '--field-selector', 'regarding.name=dr')).items;
+    const events = (await get('events.events.k8s.io', '--field-selector', 'regarding.name=dr')).items;
     assert.ok(events.some((e: any) => e.reason === 'Restoring'));
-    await waitFor('dr Running again', async () => (await dr('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
+    await waitFor('dr Running again', async () => (await get('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
   });
 
   it('creates a new cluster from another cluster\'s backups', async () => {

@@ -112,11 +112,6 @@ export const promoteScript = `${common}
 local_sql "SELECT pg_promote(wait => true, wait_seconds => 60)" >/dev/null
 local_sql "CHECKPOINT" >/dev/null`;
 
-/** Points a running replica at the primary in PRIMARY_HOST:PRIMARY_PORT, without a restart. */
-export const followScript = `${common}
-local_sql "ALTER SYSTEM SET primary_conninfo = '$(conninfo)'" >/dev/null
-local_sql "SELECT pg_reload_conf()" >/dev/null`;
-
 /**
  * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
  * RETAIN, and prints the new backup's name. A backup is complete only once renamed from .partial.
