@@ -139,6 +139,12 @@ export async function javaContainer(cluster: LocalCluster, ref: PodRef): Promise
   return container;
 }
 
+/** Waits until kwok serves exec into the pod: it learns of the Exec object through a watch, later under load. */
+export async function execReady(cluster: LocalCluster, ref: PodRef): Promise<void> {
+  await waitFor(`exec into ${ref.pod} served`, async () => (await cluster.kubectl(['exec', ref.pod, '-n', ref.namespace,
+    '--', 'true'], { allowFailure: true })).code === 0, { timeoutMs: 60_000 });
+}
+
 /** Reports the pod's container as running under `containerID`, as a kubelet does when it (re)starts one. */
 export async function reportContainerStarted(cluster: LocalCluster, ref: PodRef, containerID: string,
   restartCount = 0): Promise<void> {

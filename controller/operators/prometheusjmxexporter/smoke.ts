@@ -2,7 +2,7 @@
 // the agent loaded through pods/exec, the pod annotated, status written, an Event recorded, and on deletion the
 // finalizer's clean-up.
 import type { LocalCluster } from '../../../test/cluster/cluster.ts';
-import { javaContainer, reportContainerStarted } from '../../../test/support/jvm.ts';
+import { execReady, javaContainer, reportContainerStarted } from '../../../test/support/jvm.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 
@@ -16,6 +16,7 @@ Promise<void> {
     await container.startJvm();
     const get = (...args: string[]) => cluster.getJson(namespace, ...args);
     await waitFor('pod smoke running', async () => (await get('pod', 'smoke'))?.status?.phase === 'Running', { timeoutMs });
+    await execReady(cluster, ref);
     await reportContainerStarted(cluster, ref, 'containerd://smoke');
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PrometheusJmxExporter', metadata: { name: 'smoke', namespace }, spec: { labelSelector: { app: 'smoke' },
