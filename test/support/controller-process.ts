@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { freePort } from './ports.ts';
-import { waitFor, type WaitOptions } from './wait.ts';
+import { GiveUp, waitFor, type WaitOptions } from './wait.ts';
 
 export interface LogLine {
   level: string;
@@ -71,9 +71,12 @@ export class ControllerProcess {
     }, options);
   }
 
-  async metrics(): Promise<string> {
-    const res = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`);
-    return res.text();
+  /** The metrics page, once the process serves it (a test may ask before it has started listening). */
+  metrics(): Promise<string> {
+    return waitFor('the controller serving /metrics', async () => {
+      if (this.child.exitCode !== null) throw new GiveUp(`controller exited: ${this.stderr.slice(-5).join('\n')}`);
+      return fetch(`http://127.0.0.1:${this.metricsPort}/metrics`).then((res) => res.text(), () => undefined);
+    }, { timeoutMs: 15_000 });
   }
 
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -3,7 +3,7 @@
 // JVMs its exec's user owns (the only ones it could attach to, as in a real container), so it sees exactly the
 // JVMs of that "container". Making users needs root, which the test machines and CI have.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { LocalCluster } from '../cluster/cluster.ts';
@@ -41,25 +41,41 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A user no other test process holds, from a fixed pool (leases held by dead processes are taken back). */
-export async function leaseUser(): Promise<TestUser> {
-  if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
-  await mkdir(leases, { recursive: true });
-  for (let n = 0; n < poolSize; n++) {
-    const lease = join(leases, String(n));
-    try {
-      await mkdir(lease);
-    } catch {
-      const holder = Number(await readFile(join(lease, 'pid'), 'utf8').catch(() => '0'));
-      if (!holder || alive(holder)) continue;
-      await rm(lease, { recursive: true, force: true });
-      try { await mkdir(lease); } catch { continue; }
-    }
-    await writeFile(join(lease, 'pid'), String(process.pid));
-    const name = `keelson-jvm-${n}`;
-    return { name, ...(await ensureUser(name)), release: () => rm(lease, { recursive: true, force: true }) };
+/** Takes lease directory `lease` if it is free or its holder has died; false if another process holds it. */
+async function claim(lease: string): Promise<boolean> {
+  try {
+    await mkdir(lease);
+  } catch {
+    const holder = Number(await readFile(join(lease, 'pid'), 'utf8').catch(() => '0'));
+    if (!holder || alive(holder)) return false;
+    // Another process may be taking back the same lease: only the one whose rename succeeds goes on.
+    const abandoned = `${lease}.abandoned-${process.pid}`;
+    if (!(await rename(lease, abandoned).then(() => true, () => false))) return false;
+    await rm(abandoned, { recursive: true, force: true });
+    if (!(await mkdir(lease).then(() => true, () => false))) return false;
   }
-  throw new Error(`all ${poolSize} test users are leased`);
+  await writeFile(join(lease, 'pid'), String(process.pid));
+  return true;
+}
+
+let leasing: Promise<unknown> = Promise.resolve();
+
+/** A user no other test holds, from a fixed pool (leases held by dead processes are taken back). */
+export function leaseUser(): Promise<TestUser> {
+  if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
+  // One lease at a time in this process: tests running side by side would otherwise race for the same lease.
+  const next = leasing.then(async () => {
+    await mkdir(leases, { recursive: true });
+    for (let n = 0; n < poolSize; n++) {
+      const lease = join(leases, String(n));
+      if (!(await claim(lease))) continue;
+      const name = `keelson-jvm-${n}`;
+      return { name, ...(await ensureUser(name)), release: () => rm(lease, { recursive: true, force: true }) };
+    }
+    throw new Error(`all ${poolSize} test users are leased`);
+  });
+  leasing = next.catch(() => undefined);
+  return next;
 }
 
 const program = `public class Idle {

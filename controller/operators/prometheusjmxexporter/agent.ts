@@ -33,15 +33,30 @@ export async function readAgent(path = agentPath()): Promise<Buffer> {
   return bytes;
 }
 
-/** Downloads the pinned jar to `path` unless a verified copy is already there. */
-export async function fetchAgent(path = agentPath()): Promise<string> {
+const downloads = new Map<string, Promise<string>>();
+
+/**
+ * Downloads the pinned jar to `path` unless a verified copy is already there. Callers in one process share one
+ * download; other processes write their own temporary file, and the atomic rename lets the last one win.
+ */
+export function fetchAgent(path = agentPath()): Promise<string> {
+  let download = downloads.get(path);
+  if (!download) {
+    download = downloadUnlessVerified(path).finally(() => downloads.delete(path));
+    downloads.set(path, download);
+  }
+  return download;
+}
+
+async function downloadUnlessVerified(path: string): Promise<string> {
   if (await readAgent(path).then(() => true, () => false)) return path;
   const response = await fetch(agentArtifact.url);
   if (!response.ok) throw new Error(`GET ${agentArtifact.url}: HTTP ${response.status}`);
   const bytes = Buffer.from(await response.arrayBuffer());
   if (digest(bytes) !== agentArtifact.sha256) throw new Error(`${agentArtifact.url} does not match the pinned sha256`);
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(`${path}.partial`, bytes);
-  await rename(`${path}.partial`, path);
+  const partial = `${path}.${process.pid}.partial`;
+  await writeFile(partial, bytes);
+  await rename(partial, path);
   return path;
 }
