@@ -37,7 +37,18 @@ export interface RequestSpec {
   timeoutMs?: number;
 }
 
-const authRefreshMs = 60_000;
+const defaultAuthRefreshMs = 60_000;
+
+/** Credentials as comparable text: client-node reads cert files into new Buffers on every refresh. */
+function credentialText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (Array.isArray(value)) return value.map(credentialText).join('\n');
+  return Buffer.isBuffer(value) ? value.toString('base64') : String(value);
+}
+
+function sameCredentials(a: RequestOptions, b: RequestOptions): boolean {
+  return (['ca', 'cert', 'key'] as const).every((field) => credentialText(a[field]) === credentialText(b[field]));
+}
 
 function withQuery(path: string, query?: Query): string {
   const params = new URLSearchParams();
@@ -68,18 +79,21 @@ export class RestClient {
   private refreshedAt = 0;
   readonly server: URL;
 
-  constructor(private readonly config: KubeConfig, readonly userAgent = 'keelson') {
+  /** `authRefreshMs`: how often credentials are read again (tokens and certificates rotate). */
+  constructor(private readonly config: KubeConfig, readonly userAgent = 'keelson',
+    private readonly authRefreshMs = defaultAuthRefreshMs) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
   }
 
   private async connection(): Promise<RequestOptions> {
-    if (this.agent && Date.now() - this.refreshedAt < authRefreshMs) return this.options;
+    if (this.agent && Date.now() - this.refreshedAt < this.authRefreshMs) return this.options;
     const options: RequestOptions = {};
     await this.config.applyToHTTPSOptions(options);
     const { ca, cert, key, rejectUnauthorized } = options;
-    if (!this.agent || ca !== this.options.ca || cert !== this.options.cert || key !== this.options.key) {
+    // A new agent drops every open connection, watches included: only when the TLS credentials really changed.
+    if (!this.agent || !sameCredentials(options, this.options)) {
       this.agent?.destroy();
       this.agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key,
         ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }) });
