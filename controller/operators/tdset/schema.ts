@@ -54,7 +54,8 @@ export const TDSet = defineKind({
   printerColumns: [
     { name: 'Replicas', type: 'integer', jsonPath: '.status.desiredReplicas', description: 'Replicas asked for now.' },
     { name: 'Window', type: 'string', jsonPath: '.status.activeWindow', description: 'The window in force.' },
-    { name: 'Next', type: 'date', jsonPath: '.status.nextTransitionTime', description: 'The next change of replicas.' },
+    // A date column shows an age, which kubectl prints as <invalid> for a time still to come: show the time itself.
+    { name: 'Next', type: 'string', jsonPath: '.status.nextTransitionTime', description: 'When the replicas next change (RFC 3339).' },
   ],
 });
 

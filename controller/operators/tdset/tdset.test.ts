@@ -87,7 +87,7 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     await event('web', 'Created', new RegExp(`^Created Deployment web with 3 replicas: window ${current}$`));
     const columns = (await kubectl('get', 'tds', 'web')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
-    assert.match(columns[1]!, new RegExp(`^web\\s+3\\s+${current}\\s+\\S+\\s+True\\s+`));
+    assert.match(columns[1]!, new RegExp(`^web\\s+3\\s+${current}\\s+${ready.status.nextTransitionTime}\\s+True\\s+`));
   });
 
   it('follows an edited schedule, with an Event saying why it scaled', async () => {
