@@ -30,11 +30,12 @@ export class LocalCluster {
 
   /**
    * Starts a cluster tied to this process: it is torn down, and its folder removed, when `stop` is called or
-   * when this process exits for any reason.
+   * when this process exits for any reason. `controllers` narrows kube-controller-manager's --controllers.
    */
-  static async start(): Promise<LocalCluster> {
+  static async start({ controllers }: { controllers?: string } = {}): Promise<LocalCluster> {
     const dir = await mkdtemp(join(tmpdir(), 'keelson-cluster-'));
-    const child = spawn(process.execPath, [supervisorScript, '--dir', dir, '--remove-dir', '--watch-stdin'],
+    const child = spawn(process.execPath, [supervisorScript, '--dir', dir, '--remove-dir', '--watch-stdin',
+      ...(controllers ? ['--controllers', controllers] : [])],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! });
     const exited = new Promise<never>((_, reject) =>

@@ -17,6 +17,8 @@ export interface Layout {
   pki: Pki;
   ports: Ports;
   kubeconfig: string;
+  /** kube-controller-manager's --controllers, when not all of them (the default "*"). */
+  controllers?: string;
 }
 
 export interface ComponentSpec {
@@ -78,7 +80,7 @@ function kubeconfigFlags(kubeconfig: string): string[] {
     `--authorization-kubeconfig=${kubeconfig}`];
 }
 
-export function kubeControllerManager({ dir, bin, pki, ports, kubeconfig }: Layout): ComponentSpec {
+export function kubeControllerManager({ dir, bin, pki, ports, kubeconfig, controllers = '*' }: Layout): ComponentSpec {
   return {
     name: 'kube-controller-manager',
     command: join(bin, 'kube-controller-manager'),
@@ -87,7 +89,7 @@ export function kubeControllerManager({ dir, bin, pki, ports, kubeconfig }: Layo
       `--bind-address=${loopback}`, `--secure-port=${ports.controllerManager}`,
       `--cert-dir=${join(dir, 'controller-manager')}`, '--leader-elect=false',
       `--service-account-private-key-file=${pki.serviceAccountKey}`, `--root-ca-file=${pki.caCert}`,
-      '--use-service-account-credentials=true',
+      '--use-service-account-credentials=true', `--controllers=${controllers}`,
     ],
     health: `https://${loopback}:${ports.controllerManager}/healthz`,
   };

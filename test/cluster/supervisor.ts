@@ -138,9 +138,10 @@ class Supervisor {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { dir: { type: 'string' }, 'remove-dir': { type: 'boolean' }, 'watch-stdin': { type: 'boolean' } },
+    options: { dir: { type: 'string' }, 'remove-dir': { type: 'boolean' }, 'watch-stdin': { type: 'boolean' },
+      controllers: { type: 'string' } },
   });
-  if (!values.dir) throw new Error('usage: supervisor --dir DIR [--remove-dir] [--watch-stdin]');
+  if (!values.dir) throw new Error('usage: supervisor --dir DIR [--remove-dir] [--watch-stdin] [--controllers LIST]');
   const dir = values.dir;
   await mkdir(join(dir, 'logs'), { recursive: true });
   await mkdir(join(dir, 'pki'), { recursive: true, mode: 0o700 });
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
   const bin = built.trim().split('\n').at(-1)!;
   const [ports, pki] = await Promise.all([freePorts(), makePki(join(dir, 'pki'))]);
   const kubeconfig = join(dir, 'kubeconfig');
-  const layout: Layout = { dir, bin, pki, ports, kubeconfig };
+  const layout: Layout = { dir, bin, pki, ports, kubeconfig, ...(values.controllers ? { controllers: values.controllers } : {}) };
   await writeFile(kubeconfig, kubeconfigFor(`https://127.0.0.1:${ports.apiserver}`,
     { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey }), { mode: 0o600 });
 

@@ -1,0 +1,81 @@
+// The TDSet controllers under comparison, each built from its pinned sources and started as its users would run
+// it, against the benchmark's cluster with an admin kubeconfig, watching every namespace.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from '../test/support/paths.ts';
+import { MeasuredProcess } from './process.ts';
+
+const run = promisify(execFile);
+const cacheDir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'keelson', 'bench');
+const peers = join(repoRoot, 'bench/peers');
+
+export interface StartOptions {
+  kubeconfig: string;
+  /** Hold every Pod in the controller's cache too (the memory scenario). */
+  cachePods: boolean;
+}
+
+export interface Implementation {
+  name: string;
+  /** Builds or installs it; returns a line naming the versions used. */
+  prepare(): Promise<string>;
+  start(options: StartOptions): MeasuredProcess;
+}
+
+const keelson: Implementation = {
+  name: 'keelson',
+  async prepare() {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    return `Keelson ${pkg.version} on Node ${process.versions.node}`;
+  },
+  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('keelson', process.execPath, [
+    join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=tdset${cachePods ? ',podcache' : ''}`,
+    `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
+  ], {}),
+};
+
+const goPeerBinary = join(cacheDir, 'controller-runtime-peer');
+
+const controllerRuntime: Implementation = {
+  name: 'controller-runtime',
+  async prepare() {
+    const dir = join(peers, 'controller-runtime');
+    await mkdir(cacheDir, { recursive: true });
+    await run('go', ['build', '-mod=readonly', '-o', goPeerBinary, '.'], { cwd: dir, maxBuffer: 16 << 20 });
+    const { stdout: go } = await run('go', ['version']);
+    const { stdout: module } = await run('go', ['list', '-m', '-f', '{{.Version}}', 'sigs.k8s.io/controller-runtime'], { cwd: dir });
+    return `controller-runtime ${module.trim()} (${go.trim().replace(/^go version /, '')})`;
+  },
+  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('controller-runtime', goPeerBinary,
+    [...(cachePods ? ['--cache-pods'] : [])], { KUBECONFIG: kubeconfig }),
+};
+
+function kopfEnvironment(): string {
+  const requirements = readFileSync(join(peers, 'kopf/requirements.txt'));
+  return join(cacheDir, `kopf-${createHash('sha256').update(requirements).digest('hex').slice(0, 12)}`);
+}
+
+const kopf: Implementation = {
+  name: 'kopf',
+  async prepare() {
+    const venv = kopfEnvironment();
+    if (!existsSync(join(venv, 'bin/kopf'))) {
+      await run('python3', ['-m', 'venv', venv]);
+      await run(join(venv, 'bin/pip'), ['install', '--quiet', '--no-deps', '-r', join(peers, 'kopf/requirements.txt')],
+        { maxBuffer: 16 << 20 });
+    }
+    const { stdout } = await run(join(venv, 'bin/python'), ['-c',
+      'import importlib.metadata as m, sys; print(f"kopf {m.version(\'kopf\')} (Python {sys.version.split()[0]})")']);
+    return stdout.trim();
+  },
+  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('kopf', join(kopfEnvironment(), 'bin/kopf'),
+    ['run', '--standalone', '--all-namespaces', '--quiet', join(peers, 'kopf/tdset.py')],
+    { KUBECONFIG: kubeconfig, ...(cachePods ? { KEELSON_BENCH_CACHE_PODS: '1' } : {}) }),
+};
+
+export const controllers: readonly Implementation[] = [keelson, controllerRuntime, kopf];

@@ -1,0 +1,69 @@
+// `npm run bench [-- --quick] [--repetitions N] [--out DIR]`: starts a local control plane of its own (with
+// kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods follow the Deployments), runs every
+// scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes results.md, chart.svg and
+// results.json.
+import { cpus, totalmem, release } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { RestClient } from '../controller/runtime/rest.ts';
+import { LocalCluster } from '../test/cluster/cluster.ts';
+import { installCrds } from '../test/support/operator.ts';
+import { repoRoot } from '../test/support/paths.ts';
+import { Floor } from './floor.ts';
+import { controllers } from './implementations.ts';
+import { ensurePods } from './namespaces.ts';
+import { chart, markdown } from './report.ts';
+import { fullSettings, quickSettings, repetition, type Bench, type Contender, type Results } from './scenarios.ts';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, repetitions: { type: 'string' },
+  out: { type: 'string' }, only: { type: 'string' } } });
+const settings = { ...(values.quick ? quickSettings : fullSettings) };
+if (values.repetitions) settings.repetitions = Number(values.repetitions);
+const out = values.out ?? join(repoRoot, 'bench/results', values.quick ? 'quick' : '');
+const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const began = Date.now();
+const log = (message: string) => console.log(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${message}`);
+
+log('starting a local control plane for the benchmark');
+const cluster = await LocalCluster.start({ controllers: '*,-deployment-controller,-replicaset-controller' });
+try {
+  await installCrds(cluster);
+  const config = new KubeConfig();
+  config.loadFromFile(cluster.state.kubeconfig);
+  const admin = new RestClient(config, 'keelson-bench');
+  const versions = [`Kubernetes ${cluster.state.version} (kube-apiserver, etcd, kwok built from Go modules)`];
+  for (const implementation of controllers) {
+    log(`preparing ${implementation.name}`);
+    versions.push(await implementation.prepare());
+  }
+  await ensurePods(admin, 'bench-pods', settings.pods, cluster.state.nodes, log);
+
+  const contenders: Contender[] = [...controllers.map((c) => ({ name: c.name, controller: c })),
+    { name: 'floor', floor: new Floor(new RestClient(config, 'keelson-bench-floor')) }]
+    .filter((c) => !values.only || values.only.split(',').includes(c.name));
+  const results: Results = new Map();
+  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, log };
+  for (let rep = 1; rep <= settings.repetitions; rep++) {
+    // Alternate who goes first, so no one always runs on the freshest (or the most loaded) apiserver.
+    const shift = (rep - 1) % contenders.length;
+    for (const who of [...contenders.slice(shift), ...contenders.slice(0, shift)]) await repetition(bench, who, rep);
+  }
+
+  const cpu = cpus();
+  const context = {
+    command, versions, date: new Date().toISOString().slice(0, 10),
+    machine: `${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${release()}`,
+  };
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, 'results.md'), markdown(results, context));
+  await writeFile(join(out, 'chart.svg'), chart(results));
+  await writeFile(join(out, 'results.json'), JSON.stringify({ context, settings,
+    results: Object.fromEntries([...results].map(([m, row]) => [m, Object.fromEntries(row)])) }, null, 2));
+  log(`wrote ${join(out, 'results.md')}`);
+  console.log(markdown(results, context));
+  admin.close();
+} finally {
+  await cluster.stop();
+}

@@ -1,0 +1,218 @@
+// The five scenarios, each run for one implementation at a time on a namespace of its own. A controller is a real
+// process; the floor is the benchmark writing for itself. Figures go into a Results table keyed by metric.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RestClient } from '../controller/runtime/rest.ts';
+import { difference, requestCounts, type RequestCounts } from './apiserver.ts';
+import type { Floor } from './floor.ts';
+import type { Implementation } from './implementations.ts';
+import type { MeasuredProcess } from './process.ts';
+import { quantile } from './stats.ts';
+import { createTDSet, inParallel, setReplicas, Tracker } from './workload.ts';
+import { deleteNamespace, ensureNamespace } from './namespaces.ts';
+
+export interface Settings {
+  burstSizes: number[];
+  steadySeconds: number;
+  latencyPerSecond: number;
+  latencySeconds: number;
+  pods: number;
+  repetitions: number;
+}
+
+export const fullSettings: Settings = { burstSizes: [1000, 5000], steadySeconds: 60, latencyPerSecond: 20,
+  latencySeconds: 30, pods: 10_000, repetitions: 3 };
+export const quickSettings: Settings = { burstSizes: [100, 300], steadySeconds: 10, latencyPerSecond: 10,
+  latencySeconds: 10, pods: 1000, repetitions: 2 };
+
+/** metric → implementation → one value per repetition. */
+export type Results = Map<string, Map<string, number[]>>;
+
+export function record(results: Results, metric: string, implementation: string, value: number): void {
+  const row = results.get(metric) ?? new Map<string, number[]>();
+  results.set(metric, row);
+  row.set(implementation, [...(row.get(implementation) ?? []), value]);
+}
+
+/** Either a controller process under measurement or the floor, which writes from inside the benchmark. */
+export interface Contender {
+  name: string;
+  controller?: Implementation;
+  floor?: Floor;
+}
+
+export interface Bench {
+  admin: RestClient;
+  kubeconfig: string;
+  settings: Settings;
+  results: Results;
+  log(message: string): void;
+}
+
+const mib = (bytes: number) => bytes / (1 << 20);
+const concurrency = 32;
+const reconcileTimeoutMs = 15 * 60_000;
+
+class Run {
+  process?: MeasuredProcess;
+  private tracker!: Tracker;
+
+  constructor(private readonly bench: Bench, private readonly who: Contender, readonly namespace: string) {}
+
+  async open(cachePods = false): Promise<void> {
+    await ensureNamespace(this.bench.admin, this.namespace);
+    this.tracker = await Tracker.start(this.bench.admin, this.namespace, this.bench.log);
+    this.start(cachePods);
+    await this.create(['warmup']);
+    await this.tracker.untilComplete(reconcileTimeoutMs);
+  }
+
+  start(cachePods = false): void {
+    this.process = this.who.controller?.start({ kubeconfig: this.bench.kubeconfig, cachePods });
+  }
+
+  async create(names: readonly string[]): Promise<void> {
+    await inParallel(names, concurrency, async (name) => {
+      const tdset = await createTDSet(this.bench.admin, this.namespace, name, 1);
+      this.tracker.expect(name, 1);
+      await this.who.floor?.created(tdset as never);
+    });
+  }
+
+  cpuSeconds(): number {
+    return this.process?.usage().cpuSeconds ?? 0;
+  }
+
+  record(metric: string, value: number): void {
+    record(this.bench.results, metric, this.who.name, value);
+  }
+
+  /** N TDSets created at once: the time until all are reconciled, and the requests and CPU it took. */
+  async burst(size: number): Promise<void> {
+    const names = Array.from({ length: size }, (_, i) => `tds-${i}`);
+    const [before, cpu, started] = [await requestCounts(this.bench.admin), this.cpuSeconds(), performance.now()];
+    await this.create(names);
+    const done = await this.tracker.untilComplete(reconcileTimeoutMs);
+    // The benchmark's own creates are not the controller's.
+    const requests = difference(await requestCounts(this.bench.admin), before);
+    this.record(`burst ${size}: time to all reconciled (s)`, (done - started) / 1000);
+    this.record(`burst ${size}: API writes`, requests.writes - size);
+    this.record(`burst ${size}: API reads`, requests.reads);
+    if (this.process) this.record(`burst ${size}: CPU (s)`, this.cpuSeconds() - cpu);
+  }
+
+  /** Nothing changes: writes (should be none) and CPU over the window, then the resident set at idle. */
+  async steady(seconds: number): Promise<void> {
+    await sleep(5_000);
+    const [before, cpu]: [RequestCounts, number] = [await requestCounts(this.bench.admin), this.cpuSeconds()];
+    await sleep(seconds * 1000);
+    const requests = difference(await requestCounts(this.bench.admin), before);
+    this.record(`steady ${seconds} s: API writes`, requests.writes);
+    this.record(`steady ${seconds} s: API reads`, requests.reads);
+    if (this.process) {
+      this.record(`steady ${seconds} s: CPU (s)`, this.cpuSeconds() - cpu);
+      this.record('idle RSS (MiB)', mib(this.process.usage().rssBytes));
+    }
+  }
+
+  /** Spec changes at a fixed rate over the first 100 TDSets: from each change sent to the Deployment updated. */
+  async latency(perSecond: number, seconds: number, targets: number): Promise<void> {
+    const sent = new Map<string, number>();
+    const started = performance.now();
+    const changes: Promise<void>[] = [];
+    for (let k = 0; k < perSecond * seconds; k++) {
+      const wait = started + (k * 1000) / perSecond - performance.now();
+      if (wait > 0) await sleep(wait);
+      const name = `tds-${k % targets}`;
+      const replicas = 2 + Math.floor(k / targets);
+      sent.set(`${name}=${replicas}`, performance.now());
+      this.tracker.expect(name, replicas);
+      changes.push(setReplicas(this.bench.admin, this.namespace, name, replicas)
+        .then((tdset) => this.who.floor?.changed(tdset as never)));
+    }
+    await Promise.all(changes);
+    const latencies = await waitForSeen(this.tracker, sent);
+    this.record('latency p50 (ms)', quantile(latencies, 0.5));
+    this.record('latency p99 (ms)', quantile(latencies, 0.99));
+  }
+
+  /** Process start to caches synced and a new TDSet reconciled, with the earlier TDSets all present. */
+  async startup(): Promise<void> {
+    await this.stop();
+    const started = performance.now();
+    const probe = this.create(['startup-probe']);
+    this.start();
+    await probe;
+    this.record('start-up to first reconcile (s)', (await this.tracker.untilComplete(reconcileTimeoutMs) - started) / 1000);
+  }
+
+  /** Samples the process until its peak resident set has not grown for `quietMs`. */
+  async peakMemory(metric: string, quietMs: number): Promise<void> {
+    if (!this.process) return;
+    let peak = 0;
+    let grewAt = performance.now();
+    const deadline = grewAt + 180_000;
+    while (performance.now() - grewAt < quietMs && performance.now() < deadline) {
+      const { peakRssBytes } = this.process.usage();
+      if (peakRssBytes > peak) [peak, grewAt] = [peakRssBytes, performance.now()];
+      await sleep(250);
+    }
+    this.record(metric, mib(peak));
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop();
+  }
+
+  /** Deletes the namespace while the controller still runs, since kopf puts finalizers on what it times. */
+  async close(): Promise<void> {
+    this.tracker?.stop();
+    if (this.process && !this.process.running) this.start();
+    await deleteNamespace(this.bench.admin, this.namespace);
+    await this.stop();
+  }
+}
+
+async function waitForSeen(tracker: Tracker, sent: Map<string, number>): Promise<number[]> {
+  const deadline = performance.now() + 120_000;
+  for (;;) {
+    const missing = [...sent.keys()].filter((key) => !tracker.seenAt.has(key));
+    if (missing.length === 0) break;
+    if (performance.now() > deadline) throw new Error(`${missing.length} changes never reached their Deployment`);
+    await sleep(100);
+  }
+  return [...sent].map(([key, at]) => tracker.seenAt.get(key)! - at);
+}
+
+async function within(bench: Bench, who: Contender, namespace: string, cachePods: boolean, body: (run: Run) => Promise<void>): Promise<void> {
+  const run = new Run(bench, who, namespace);
+  try {
+    await run.open(cachePods);
+    await body(run);
+  } catch (error) {
+    throw new Error(`${who.name} in ${namespace}: ${(error as Error).message}\n${run.process?.tail() ?? ''}`);
+  } finally {
+    await run.close();
+  }
+}
+
+/** One repetition of every scenario for one contender. */
+export async function repetition(bench: Bench, who: Contender, rep: number): Promise<void> {
+  const { settings } = bench;
+  const [first, ...larger] = settings.burstSizes;
+  bench.log(`${who.name} #${rep}: burst ${first}, steady, latency, start-up`);
+  await within(bench, who, `bench-${who.name}-${rep}-a`, false, async (run) => {
+    await run.burst(first!);
+    await run.steady(settings.steadySeconds);
+    await run.latency(settings.latencyPerSecond, settings.latencySeconds, Math.min(first!, 100));
+    await run.startup();
+  });
+  for (const size of larger) {
+    bench.log(`${who.name} #${rep}: burst ${size}`);
+    await within(bench, who, `bench-${who.name}-${rep}-b${size}`, false, (run) => run.burst(size));
+  }
+  if (who.controller) {
+    bench.log(`${who.name} #${rep}: memory with ${settings.pods} pods cached`);
+    await within(bench, who, `bench-${who.name}-${rep}-m`, true,
+      (run) => run.peakMemory(`peak RSS, ${settings.pods} pods cached (MiB)`, 10_000));
+  }
+}
