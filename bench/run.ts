@@ -45,22 +45,27 @@ try {
     .filter((c) => !values.only || values.only.split(',').includes(c.name));
   const results: Results = new Map();
   const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, log };
-  for (let rep = 1; rep <= settings.repetitions; rep++) {
-    // Alternate who goes first, so no one always runs on the freshest (or the most loaded) apiserver.
-    const shift = (rep - 1) % contenders.length;
-    for (const who of [...contenders.slice(shift), ...contenders.slice(0, shift)]) await repetition(bench, who, rep);
-  }
-
   const cpu = cpus();
   const context = {
     command, versions, date: new Date().toISOString().slice(0, 10),
     machine: `${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${release()}`,
   };
-  await mkdir(out, { recursive: true });
-  await writeFile(join(out, 'results.md'), markdown(results, context));
-  await writeFile(join(out, 'chart.svg'), chart(results));
-  await writeFile(join(out, 'results.json'), JSON.stringify({ context, settings,
-    results: Object.fromEntries([...results].map(([m, row]) => [m, Object.fromEntries(row)])) }, null, 2));
+  // Written after every contender's turn, so a long run that is stopped keeps what it measured.
+  const save = async () => {
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'results.md'), markdown(results, context));
+    await writeFile(join(out, 'chart.svg'), chart(results));
+    await writeFile(join(out, 'results.json'), JSON.stringify({ context, settings,
+      results: Object.fromEntries([...results].map(([m, row]) => [m, Object.fromEntries(row)])) }, null, 2));
+  };
+  for (let rep = 1; rep <= settings.repetitions; rep++) {
+    // Alternate who goes first, so no one always runs on the freshest (or the most loaded) apiserver.
+    const shift = (rep - 1) % contenders.length;
+    for (const who of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
+      await repetition(bench, who, rep);
+      await save();
+    }
+  }
   log(`wrote ${join(out, 'results.md')}`);
   console.log(markdown(results, context));
   admin.close();
