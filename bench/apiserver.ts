@@ -3,7 +3,7 @@ import type { RestClient } from '../controller/runtime/rest.ts';
 
 /** The resources a TDSet controller touches: its own kind, the owned Deployments and the Events it records. */
 export const workloadResources = ['tdsets', 'deployments', 'events'];
-const writeVerbs = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE']);
+const writeVerbs = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION']);
 
 export interface RequestCounts {
   reads: number;

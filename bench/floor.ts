@@ -4,28 +4,24 @@
 import type { RestClient } from '../controller/runtime/rest.ts';
 import { pathOf, types } from '../controller/runtime/resources.ts';
 import { deploymentFor } from '../controller/operators/tdset/reconcile.ts';
-import type { TDSetResource } from '../controller/operators/tdset/schema.ts';
-import type { Owner } from '../controller/runtime/objects.ts';
-import { tdsetType } from './workload.ts';
-
-type Changed = TDSetResource & Owner & { spec: { defaultReplica: number } };
+import { tdsetType, type TDSetObject } from './workload.ts';
 
 export class Floor {
   constructor(private readonly client: RestClient) {}
 
-  async created(tdset: Changed): Promise<void> {
+  async created(tdset: TDSetObject): Promise<void> {
     await this.client.json({ method: 'POST', path: pathOf(types.deployments, tdset.metadata.namespace),
       body: deploymentFor(tdset, tdset.spec, tdset.spec.defaultReplica) });
     await this.writeStatus(tdset);
   }
 
-  async changed(tdset: Changed): Promise<void> {
+  async changed(tdset: TDSetObject): Promise<void> {
     await this.client.json({ method: 'PATCH', path: pathOf(types.deployments, tdset.metadata.namespace, tdset.metadata.name),
       contentType: 'application/merge-patch+json', body: { spec: { replicas: tdset.spec.defaultReplica } } });
     await this.writeStatus(tdset);
   }
 
-  private async writeStatus(tdset: Changed): Promise<void> {
+  private async writeStatus(tdset: TDSetObject): Promise<void> {
     const { namespace, name, generation } = tdset.metadata;
     const replicas = tdset.spec.defaultReplica;
     await this.client.json({ method: 'PATCH', path: pathOf(tdsetType, namespace, name, 'status'),

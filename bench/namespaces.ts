@@ -1,25 +1,24 @@
 // Namespaces for the benchmark's runs, made fresh and removed before the next run starts, so no run pays for the
 // previous one's garbage collection.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, type RestClient } from '../controller/runtime/rest.ts';
+import { waitFor } from '../test/support/wait.ts';
 import { inParallel } from './workload.ts';
+
+/** Treats an ApiError with `status` (409 Conflict on create, 404 on delete) as success: it is already so. */
+const alreadySo = (status: number) => (error: unknown) => {
+  if (!(error instanceof ApiError && error.status === status)) throw error;
+};
 
 export async function ensureNamespace(admin: RestClient, name: string): Promise<void> {
   await admin.json({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })
-    .catch((error) => { if (!(error instanceof ApiError && error.status === 409)) throw error; });
+    .catch(alreadySo(409));
 }
 
 export async function deleteNamespace(admin: RestClient, name: string, timeoutMs = 15 * 60_000): Promise<void> {
   await admin.json({ method: 'DELETE', path: `/api/v1/namespaces/${name}` })
-    .catch((error) => { if (!(error instanceof ApiError && error.status === 404)) throw error; });
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const gone = await admin.json({ method: 'GET', path: `/api/v1/namespaces/${name}` })
-      .then(() => false, (error) => error instanceof ApiError && error.status === 404);
-    if (gone) return;
-    await sleep(1000);
-  }
-  throw new Error(`namespace ${name} still there after ${timeoutMs / 1000}s`);
+    .catch(alreadySo(404));
+  await waitFor(`namespace ${name} gone`, () => admin.json({ method: 'GET', path: `/api/v1/namespaces/${name}` })
+    .then(() => false, (error) => error instanceof ApiError && error.status === 404), { timeoutMs, intervalMs: 1000 });
 }
 
 /** `count` pods on the simulated nodes in `namespace`, all Running; made once and shared by every run. */
@@ -34,11 +33,8 @@ export async function ensurePods(admin: RestClient, namespace: string, count: nu
     await admin.json({ method: 'POST', path: `/api/v1/namespaces/${namespace}/pods`, body: { apiVersion: 'v1', kind: 'Pod',
       metadata: { name, labels: { app: 'bench', tier: name.slice(-1) } },
       spec: { nodeName: nodes[Number(name.slice(4)) % nodes.length], containers: [{ name: 'app', image: 'registry.example/app:1' }] } } })
-      .catch((error) => { if (!(error instanceof ApiError && error.status === 409)) throw error; });
+      .catch(alreadySo(409));
   });
-  const deadline = Date.now() + 20 * 60_000;
-  while ((await running()) < count) {
-    if (Date.now() > deadline) throw new Error(`fewer than ${count} pods Running in ${namespace} after 20 min`);
-    await sleep(2000);
-  }
+  await waitFor(`${count} pods Running in ${namespace}`, async () => (await running()) >= count,
+    { timeoutMs: 20 * 60_000, intervalMs: 2000 });
 }

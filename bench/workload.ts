@@ -2,16 +2,15 @@
 // changed by the benchmark, and a tracker that sees, through its own watches, when each one has been reconciled.
 import type { RestClient } from '../controller/runtime/rest.ts';
 import { keelsonType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
-import { TDSet } from '../controller/operators/tdset/schema.ts';
+import { TDSet, type TDSetResource } from '../controller/operators/tdset/schema.ts';
+import type { Owner } from '../controller/runtime/objects.ts';
 import { retrying } from './retrying.ts';
 import { watch, type Watch } from './watch.ts';
 
 export const tdsetType = keelsonType(TDSet);
 
-interface TDSetObject extends KubeObject {
-  spec: { defaultReplica: number };
-  status?: { desiredReplicas?: number; observedGeneration?: number };
-}
+/** A TDSet as the apiserver returns it: defaulted, so defaultReplica is always there. */
+export type TDSetObject = TDSetResource & Owner & { spec: { defaultReplica: number } };
 
 interface DeploymentObject extends KubeObject {
   spec: { replicas: number };

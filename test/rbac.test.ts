@@ -44,7 +44,7 @@ async function runSmoke(operator: string, omitRule?: number): Promise<{ failure?
   try {
     const failure = await smokeTests[operator]!(cluster, namespace, omitRule === undefined ? 60_000 : 20_000)
       .then(() => undefined, (e: Error) => e.message);
-    return { ...(failure === undefined ? {} : { failure }), forbidden: await controller.metric('keelson_client_requests_total', { code: '403' }) };
+    return { failure, forbidden: await controller.metric('keelson_client_requests_total', { code: '403' }) };
   } finally {
     await controller.stop();
   }
@@ -59,7 +59,8 @@ describe('synthesized RBAC against the real apiserver', () => {
     it(`lets ${name} do its whole job without a single 403, and no rule can be spared`, async () => {
       const { rules } = synthesizeInstall('any', [name]);
       const [full, ...without] = await Promise.all([runSmoke(name), ...rules.map((_, i) => runSmoke(name, i))]);
-      assert.deepEqual(full, { forbidden: 0 });
+      assert.equal(full.failure, undefined, `${name} did not do its job under the full Role`);
+      assert.equal(full.forbidden, 0, `${name} was refused under the full Role`);
       without.forEach((result, i) => {
         const rule = JSON.stringify(rules[i]);
         assert.ok(result.failure, `${name} still did its job without rule ${rule}`);
