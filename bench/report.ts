@@ -24,6 +24,8 @@ export interface Context {
   versions: string[];
   machine: string;
   date: string;
+  /** What did not finish, and why: a missing figure is explained here, never left blank. */
+  notes: string[];
 }
 
 export function markdown(results: Results, context: Context): string {
@@ -57,6 +59,7 @@ export function markdown(results: Results, context: Context): string {
     '',
     table,
     '',
+    ...(context.notes.length ? ['Notes:', ...context.notes.map((n) => `- ${n}`), ''] : []),
     '![chart](chart.svg)',
     '',
   ].join('\n');

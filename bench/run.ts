@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--repetitions N] [--out DIR]`: starts a local control plane of its own (with
+// `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]`: starts a local control plane of its own (with
 // kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods follow the Deployments), runs every
 // scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes results.md, chart.svg and
 // results.json.
@@ -15,12 +15,17 @@ import { Floor } from './floor.ts';
 import { controllers } from './implementations.ts';
 import { ensurePods } from './namespaces.ts';
 import { chart, markdown } from './report.ts';
-import { fullSettings, quickSettings, repetition, type Bench, type Contender, type Results } from './scenarios.ts';
+import { fullSettings, parts, quickSettings, repetition, type Bench, type Contender, type Part, type Results } from './scenarios.ts';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, repetitions: { type: 'string' },
-  out: { type: 'string' }, only: { type: 'string' } } });
+  out: { type: 'string' }, only: { type: 'string' }, parts: { type: 'string' }, pods: { type: 'string' } } });
 const settings = { ...(values.quick ? quickSettings : fullSettings) };
 if (values.repetitions) settings.repetitions = Number(values.repetitions);
+if (values.pods) settings.pods = Number(values.pods);
+if (values.parts) settings.parts = values.parts.split(',').map((part) => {
+  if (!(parts as readonly string[]).includes(part)) throw new Error(`--parts: ${part} is not one of ${parts.join(', ')}`);
+  return part as Part;
+});
 const out = values.out ?? join(repoRoot, 'bench/results', values.quick ? 'quick' : '');
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 const began = Date.now();
@@ -38,16 +43,17 @@ try {
     log(`preparing ${implementation.name}`);
     versions.push(await implementation.prepare());
   }
-  await ensurePods(admin, 'bench-pods', settings.pods, cluster.state.nodes, log);
+  if (settings.parts.includes('memory')) await ensurePods(admin, 'bench-pods', settings.pods, cluster.state.nodes, log);
 
   const contenders: Contender[] = [...controllers.map((c) => ({ name: c.name, controller: c })),
     { name: 'floor', floor: new Floor(new RestClient(config, 'keelson-bench-floor')) }]
     .filter((c) => !values.only || values.only.split(',').includes(c.name));
   const results: Results = new Map();
-  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, log };
+  const notes: string[] = [];
+  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, notes, log };
   const cpu = cpus();
   const context = {
-    command, versions, date: new Date().toISOString().slice(0, 10),
+    command, versions, notes, date: new Date().toISOString().slice(0, 10),
     machine: `${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${release()}`,
   };
   // Written after every contender's turn, so a long run that is stopped keeps what it measured.

@@ -18,12 +18,17 @@ export interface Settings {
   latencySeconds: number;
   pods: number;
   repetitions: number;
+  /** Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case. */
+  parts: Part[];
 }
 
+export const parts = ['session', 'bursts', 'memory'] as const;
+export type Part = (typeof parts)[number];
+
 export const fullSettings: Settings = { burstSizes: [1000, 5000], steadySeconds: 60, latencyPerSecond: 20,
-  latencySeconds: 30, pods: 10_000, repetitions: 3 };
+  latencySeconds: 30, pods: 10_000, repetitions: 3, parts: [...parts] };
 export const quickSettings: Settings = { burstSizes: [100, 300], steadySeconds: 10, latencyPerSecond: 10,
-  latencySeconds: 10, pods: 1000, repetitions: 2 };
+  latencySeconds: 10, pods: 1000, repetitions: 2, parts: [...parts] };
 
 /** metric → implementation → one value per repetition. */
 export type Results = Map<string, Map<string, number[]>>;
@@ -46,12 +51,18 @@ export interface Bench {
   kubeconfig: string;
   settings: Settings;
   results: Results;
+  /** Scenarios a contender could not finish, for the report. */
+  notes: string[];
   log(message: string): void;
 }
 
 const mib = (bytes: number) => bytes / (1 << 20);
 const concurrency = 32;
 const reconcileTimeoutMs = 15 * 60_000;
+/** How long a controller may take to fill its pod cache and reconcile once before the memory case gives up on it. */
+const cacheFillTimeoutMs = 10 * 60_000;
+/** Growth of the peak resident set below this (V8's slow trickle at rest) does not count as still growing. */
+const peakGrowthSlackBytes = 1 << 20;
 
 class Run {
   process?: MeasuredProcess;
@@ -59,12 +70,14 @@ class Run {
 
   constructor(private readonly bench: Bench, private readonly who: Contender, readonly namespace: string) {}
 
-  async open(cachePods = false): Promise<void> {
+  /** Starts the controller and waits for a first TDSet reconciled; resolves with the seconds that took. */
+  async open(cachePods = false, timeoutMs = reconcileTimeoutMs): Promise<number> {
     await ensureNamespace(this.bench.admin, this.namespace);
     this.tracker = await Tracker.start(this.bench.admin, this.namespace, this.bench.log);
+    const started = performance.now();
     this.start(cachePods);
     await this.create(['warmup']);
-    await this.tracker.untilComplete(reconcileTimeoutMs);
+    return (await this.tracker.untilComplete(timeoutMs) - started) / 1000;
   }
 
   start(cachePods = false): void {
@@ -146,7 +159,7 @@ class Run {
     this.record('start-up to first reconcile (s)', (await this.tracker.untilComplete(reconcileTimeoutMs) - started) / 1000);
   }
 
-  /** Samples the process until its peak resident set has not grown for `quietMs`. */
+  /** Samples the process until its peak resident set has not grown (by more than the slack) for `quietMs`. */
   async peakMemory(metric: string, quietMs: number): Promise<void> {
     if (!this.process) return;
     let peak = 0;
@@ -154,7 +167,8 @@ class Run {
     const deadline = grewAt + 180_000;
     while (performance.now() - grewAt < quietMs && performance.now() < deadline) {
       const { peakRssBytes } = this.process.usage();
-      if (peakRssBytes > peak) [peak, grewAt] = [peakRssBytes, performance.now()];
+      if (peakRssBytes > peak + peakGrowthSlackBytes) grewAt = performance.now();
+      peak = Math.max(peak, peakRssBytes);
       await sleep(250);
     }
     if (performance.now() >= deadline) this.bench.log(`${this.who.name}: peak RSS still growing after 180 s; recorded as is`);
@@ -180,10 +194,11 @@ async function waitForSeen(tracker: Tracker, sent: Map<string, number>): Promise
   return [...sent].map(([key, at]) => tracker.seenAt.get(key)! - at);
 }
 
-async function within(bench: Bench, who: Contender, namespace: string, cachePods: boolean, body: (run: Run) => Promise<void>): Promise<void> {
+async function within(bench: Bench, who: Contender, namespace: string, body: (run: Run) => Promise<void>,
+  open: (run: Run) => Promise<unknown> = (run) => run.open()): Promise<void> {
   const run = new Run(bench, who, namespace);
   try {
-    await run.open(cachePods);
+    await open(run);
     await body(run);
   } catch (error) {
     throw new Error(`${who.name} in ${namespace}: ${(error as Error).message}\n${run.process?.tail() ?? ''}`);
@@ -192,24 +207,46 @@ async function within(bench: Bench, who: Contender, namespace: string, cachePods
   }
 }
 
+/** Every Pod cached: the time to a first reconcile, then the peak resident set. A controller that cannot fill its
+ * cache in time is noted in the report, and the run goes on to the next contender. */
+async function memory(bench: Bench, who: Contender, rep: number): Promise<void> {
+  const { pods } = bench.settings;
+  let opened = false;
+  try {
+    await within(bench, who, `bench-${who.name}-${rep}-m`,
+      (run) => run.peakMemory(`peak RSS, ${pods} pods cached (MiB)`, 10_000),
+      async (run) => {
+        run.record(`start-up to first reconcile, ${pods} pods cached (s)`, await run.open(true, cacheFillTimeoutMs));
+        opened = true;
+      });
+  } catch (error) {
+    if (opened) throw error;
+    const note = `${who.name}, repetition ${rep}: no first reconcile within ${cacheFillTimeoutMs / 1000} s of start ` +
+      `with ${pods} pods to cache, so no memory figures (${(error as Error).message.split('\n')[0]})`;
+    bench.log(note);
+    bench.notes.push(note);
+  }
+}
+
 /** One repetition of every scenario for one contender. */
 export async function repetition(bench: Bench, who: Contender, rep: number): Promise<void> {
   const { settings } = bench;
   const [first, ...larger] = settings.burstSizes;
-  bench.log(`${who.name} #${rep}: burst ${first}, steady, latency, start-up`);
-  await within(bench, who, `bench-${who.name}-${rep}-a`, false, async (run) => {
-    await run.burst(first!);
-    await run.steady(settings.steadySeconds);
-    await run.latency(settings.latencyPerSecond, settings.latencySeconds, Math.min(first!, 100));
-    await run.startup();
-  });
-  for (const size of larger) {
-    bench.log(`${who.name} #${rep}: burst ${size}`);
-    await within(bench, who, `bench-${who.name}-${rep}-b${size}`, false, (run) => run.burst(size));
+  if (settings.parts.includes('session')) {
+    bench.log(`${who.name} #${rep}: burst ${first}, steady, latency, start-up`);
+    await within(bench, who, `bench-${who.name}-${rep}-a`, async (run) => {
+      await run.burst(first!);
+      await run.steady(settings.steadySeconds);
+      await run.latency(settings.latencyPerSecond, settings.latencySeconds, Math.min(first!, 100));
+      await run.startup();
+    });
   }
-  if (who.controller) {
+  for (const size of settings.parts.includes('bursts') ? larger : []) {
+    bench.log(`${who.name} #${rep}: burst ${size}`);
+    await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size));
+  }
+  if (who.controller && settings.parts.includes('memory')) {
     bench.log(`${who.name} #${rep}: memory with ${settings.pods} pods cached`);
-    await within(bench, who, `bench-${who.name}-${rep}-m`, true,
-      (run) => run.peakMemory(`peak RSS, ${settings.pods} pods cached (MiB)`, 10_000));
+    await memory(bench, who, rep);
   }
 }

@@ -29,7 +29,7 @@ describe('benchmark figures', () => {
   it('reports medians with their spread and Keelson\'s ratios to each peer', () => {
     const results: Results = new Map([['burst 10: time to all reconciled (s)', new Map([
       ['keelson', [2, 1, 3]], ['controller-runtime', [4, 4, 5]], ['kopf', [8]], ['floor', [1]]])]]);
-    const text = markdown(results, { command: 'npm run bench', versions: ['v'], machine: 'm', date: '2026-11-21' });
+    const text = markdown(results, { command: 'npm run bench', versions: ['v'], machine: 'm', date: '2026-11-21', notes: [] });
     assert.match(text, /\| burst 10: time to all reconciled \(s\) \| 2\.00 \(1\.00–3\.00\) \| 4\.00 \(4\.00–5\.00\) \| 8\.00 \| 1\.00 \| 0\.50× \| 0\.25× \| 2\.00× \|/);
     const svg = chart(results);
     assert.equal((svg.match(/<rect x=/g) ?? []).length, 4);
