@@ -3,20 +3,18 @@
 // CRDs are applied first, from the source dist/ is synthesized from, and the JMX exporter agent (which the image
 // carries) is fetched into the user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { crdName, customResourceDefinition } from './api/kind.ts';
 import { kinds } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
 import { operators } from './operators/registry.ts';
+import { loadKubeConfig } from './runtime/kubeconfig.ts';
 import { RestClient } from './runtime/rest.ts';
 import { runController } from './runtime/run.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 async function applyCrds(kubeconfig: string): Promise<void> {
-  const config = new KubeConfig();
-  config.loadFromFile(kubeconfig);
-  const rest = new RestClient(config, 'keelson-start');
+  const rest = new RestClient(await loadKubeConfig(kubeconfig), 'keelson-start');
   for (const kind of kinds) {
     await rest.json({ method: 'PATCH', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crdName(kind)}`,
       query: { fieldManager: 'keelson-start', force: true }, contentType: 'application/apply-patch+yaml',

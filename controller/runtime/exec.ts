@@ -1,7 +1,8 @@
 // Commands in a pod's container through pods/exec, as `kubectl exec` runs them: a WebSocket to the apiserver that
 // carries stdin (closed when sent, on the v5 channel protocol), stdout, stderr and the exit status.
 import { Readable, Writable } from 'node:stream';
-import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
+import type { KubeConfig, V1Status } from '@kubernetes/client-node';
+import { Exec } from '@kubernetes/client-node/dist/exec.js';
 import { ApiError } from './rest.ts';
 
 export interface ExecRequest {

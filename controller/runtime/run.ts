@@ -1,15 +1,8 @@
 // The controller process: flags, logging, configuration, signals, and a manager running the chosen operators.
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseControllerFlags, usage, type ControllerOptions } from '../api/flags.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
 import { createLogger } from './log.ts';
 import { Manager, type Operator } from './manager.ts';
-
-export function kubeConfigFor(options: ControllerOptions): KubeConfig {
-  const config = new KubeConfig();
-  if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
-  else config.loadFromCluster();
-  return config;
-}
 
 /** Runs until SIGTERM or SIGINT; resolves with the process's exit code. */
 export async function runController(argv: string[], env: NodeJS.ProcessEnv, operators: readonly Operator[]):
@@ -31,7 +24,7 @@ Promise<number> {
   }
   try {
     const chosen = operators.filter((o) => options.controllers.includes(o.name));
-    const manager = new Manager(options, kubeConfigFor(options), log, chosen);
+    const manager = new Manager(options, await loadKubeConfig(options.kubeconfig), log, chosen);
     return await manager.run(stop.signal);
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');
