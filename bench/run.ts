@@ -1,8 +1,8 @@
-// `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]`: starts a local control plane of its own (with
-// kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods follow the Deployments, and its
-// garbage collector off, whose GETs of owners it has not yet seen would be counted as a controller's reads), runs every
-// scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes results.md, chart.svg and
-// results.json.
+// `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]`: starts a
+// local control plane of its own (with kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods
+// follow the Deployments, and its garbage collector off, whose GETs of owners it has not yet seen would be counted as a
+// controller's reads), runs every scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes
+// results.md, chart.svg and results.json.
 import { cpus, totalmem, release } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
