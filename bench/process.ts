@@ -1,6 +1,7 @@
 // A controller under measurement: a child process whose CPU time and memory are read from /proc, as `ps` would.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { terminate } from '../test/cluster/process.ts';
 
 const ticksPerSecond = 100;
 
@@ -27,7 +28,6 @@ export function usageOf(pid: number): Usage {
 
 export class MeasuredProcess {
   private readonly output: string[] = [];
-  readonly exited: Promise<number | null>;
   readonly startedAt = performance.now();
 
   constructor(readonly name: string, private readonly child: ChildProcess) {
@@ -37,7 +37,6 @@ export class MeasuredProcess {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
   static start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): MeasuredProcess {
@@ -58,10 +57,6 @@ export class MeasuredProcess {
   }
 
   async stop(): Promise<void> {
-    if (!this.running) return;
-    this.child.kill('SIGTERM');
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
-    await this.exited;
-    clearTimeout(killer);
+    await terminate(this.child, 30_000);
   }
 }

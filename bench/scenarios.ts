@@ -221,8 +221,8 @@ async function memory(bench: Bench, who: Contender, rep: number): Promise<void> 
       });
   } catch (error) {
     if (opened) throw error;
-    const note = `${who.name}, repetition ${rep}: no first reconcile within ${cacheFillTimeoutMs / 1000} s of start ` +
-      `with ${pods} pods to cache, so no memory figures (${(error as Error).message.split('\n')[0]})`;
+    const note = `${who.name}, repetition ${rep}: no first reconcile with ${pods} pods to cache, so no memory ` +
+      `figures (${(error as Error).message.split('\n')[0]})`;
     bench.log(note);
     bench.notes.push(note);
   }

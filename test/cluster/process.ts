@@ -5,7 +5,6 @@ import { once } from 'node:events';
 /** One control-plane component: a child process whose output goes to a log file. */
 export class ManagedProcess {
   private child: ChildProcess | undefined;
-  private exited: Promise<unknown> = Promise.resolve();
   private exitCode: number | null = null;
 
   constructor(
@@ -20,8 +19,8 @@ export class ManagedProcess {
     this.exitCode = null;
     this.child = spawn(this.command, this.args, { stdio: ['ignore', log, log] });
     closeSync(log);
-    this.exited = once(this.child, 'exit').then(([code]) => {
-      this.exitCode = (code as number | null) ?? -1;
+    this.child.once('exit', (code) => {
+      this.exitCode = code ?? -1;
     });
   }
 
@@ -36,12 +35,7 @@ export class ManagedProcess {
 
   /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
   async stop(graceMs = 10_000): Promise<void> {
-    const child = this.child;
-    if (!child || this.exitCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
+    if (this.child) await terminate(this.child, graceMs);
   }
 
   tail(lines = 30): string {
@@ -51,4 +45,20 @@ export class ManagedProcess {
       return '(no log)';
     }
   }
+}
+
+/** SIGTERM, then SIGKILL once `graceMs` is over, as the kubelet stops a container. Resolves when `child` has exited:
+ * true if it had to be killed, false if it stopped on SIGTERM (or already had). */
+export async function terminate(child: ChildProcess, graceMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return false;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  let killed = false;
+  const killer = setTimeout(() => {
+    killed = true;
+    child.kill('SIGKILL');
+  }, graceMs);
+  await exited;
+  clearTimeout(killer);
+  return killed;
 }

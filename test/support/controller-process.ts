@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { freePort } from './ports.ts';
+import { terminate } from '../cluster/process.ts';
 import { GiveUp, waitFor, type WaitOptions } from './wait.ts';
 
 export interface LogLine {
@@ -60,14 +61,7 @@ export class ControllerProcess {
 
   /** SIGTERM, as the kubelet sends; a controller still running 30 s later is killed and the stop fails with its log. */
   async stop(graceMs = 30_000): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const stuck = await Promise.race([this.exited.then(() => false),
-      new Promise<boolean>((resolve) => { timer = setTimeout(resolve, graceMs, true); })]);
-    clearTimeout(timer);
-    if (!stuck) return;
-    this.child.kill('SIGKILL');
-    await this.exited;
+    if (!(await terminate(this.child, graceMs))) return;
     const tail = this.logs.slice(-15).map((line) => JSON.stringify(line)).join('\n');
     throw new Error(`the controller did not stop within ${graceMs / 1000} s of SIGTERM; its last log lines:\n${tail}`);
   }
