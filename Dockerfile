@@ -1,7 +1,7 @@
 # The operator image: the compiled controller on Node 24 (the same major package.json pins), production
 # dependencies only, running as a non-root user, with the pinned JMX exporter agent that PrometheusJmxExporter
 # copies into containers (fetched from Maven Central and checked against its sha256 by the controller's own code).
-FROM node:24-bookworm-slim AS build
+FROM node:24.9.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Scripts stay off: the image's own Node 24 is used, not the pinned one from the registry.
@@ -14,7 +14,7 @@ COPY test ./test
 RUN npx tsc -p tsconfig.json
 RUN node build/controller/operators/prometheusjmxexporter/fetch-agent.js /opt/keelson/jmx_prometheus_javaagent.jar
 
-FROM node:24-bookworm-slim
+FROM node:24.9.0-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

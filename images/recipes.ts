@@ -1,0 +1,95 @@
+// The images Keelson and its local cluster run, built from the package registries: the operator, and stand-ins the
+// tests and samples use under names of their own (keelson.local/...), never tagged as a public image they are not.
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
+import { repoRoot } from '../test/support/paths.ts';
+import { parseDockerfile } from './dockerfile.ts';
+import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
+
+const run = promisify(execFile);
+const path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+async function users(root: string, extra: string[] = []): Promise<void> {
+  await mkdir(join(root, 'etc'), { recursive: true });
+  await writeFile(join(root, 'etc/passwd'), ['root:x:0:0:root:/root:/sbin/nologin',
+    'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin', ...extra.map((u) => u.split('|')[0])].join('\n') + '\n');
+  await writeFile(join(root, 'etc/group'), ['root:x:0:', 'nogroup:x:65534:', ...extra.map((u) => u.split('|')[1])]
+    .join('\n') + '\n');
+  await mkdir(join(root, 'tmp'), { recursive: true });
+  await chmod(join(root, 'tmp'), 0o1777);
+}
+
+/** The operator: the compiled controller on the pinned Node 24 and glibc from Debian, as the Dockerfile states. */
+export async function controllerImage(): Promise<ImageRecipe> {
+  const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  const { from, ...dockerfile } = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
+  const node = join(repoRoot, 'node_modules/node/bin/node');
+  const compiled = join(repoRoot, 'build/controller');
+  return {
+    reference: `keelson/controller:${version}`,
+    debianPackages: ['libc6', 'libstdc++6', 'libgcc-s1'],
+    inputs: async () => [from, await fileDigest(node), await fileDigest(join(repoRoot, 'package-lock.json')),
+      await treeDigest(compiled), agentArtifact.sha256],
+    populate: async (root) => {
+      await users(root, ['nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin|nonroot:x:65532:']);
+      await mkdir(join(root, 'usr/local/bin'), { recursive: true });
+      await copyFile(node, join(root, 'usr/local/bin/node'));
+      const app = join(root, dockerfile.workingDir!);
+      await mkdir(app, { recursive: true });
+      for (const file of ['package.json', 'package-lock.json']) await copyFile(join(repoRoot, file), join(app, file));
+      await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+        { cwd: app, timeout: 10 * 60_000 });
+      await cp(compiled, join(app, 'build/controller'), { recursive: true });
+      const jar = dockerfile.env!.KEELSON_JMX_EXPORTER_AGENT!;
+      await mkdir(join(root, jar, '..'), { recursive: true });
+      await copyFile(await fetchAgent(), join(root, jar));
+    },
+    config: { ...dockerfile, env: { PATH: path, ...dockerfile.env } },
+  };
+}
+
+async function busyboxApplets(root: string): Promise<void> {
+  const bin = join(root, 'bin');
+  const present = new Set(await readdir(bin));
+  const { stdout } = await run(join(bin, 'busybox'), ['--list']);
+  for (const applet of stdout.split('\n').filter(Boolean)) {
+    if (!present.has(applet)) await symlink('busybox', join(bin, applet));
+  }
+}
+
+/** A shell and the usual tools (BusyBox from Debian): debug containers, clients in tests. */
+export const toolsImage: ImageRecipe = {
+  reference: 'keelson.local/tools:1',
+  debianPackages: ['busybox-static'],
+  inputs: async () => [],
+  populate: async (root) => {
+    await users(root);
+    await busyboxApplets(root);
+  },
+  config: { env: { PATH: path }, cmd: ['sh'] },
+};
+
+/** A web server answering "Hello World" on 8000, standing in for the TDSet sample's public image. */
+export const helloWorldImage: ImageRecipe = {
+  reference: 'keelson.local/hello-world:1',
+  debianPackages: ['busybox-static'],
+  inputs: async () => [],
+  populate: async (root) => {
+    await users(root);
+    await busyboxApplets(root);
+    await mkdir(join(root, 'www'));
+    await writeFile(join(root, 'www/index.html'), '<pre>Hello World</pre>\n');
+  },
+  config: { env: { PATH: path }, user: '65534:65534', entrypoint: ['httpd', '-f', '-v', '-p', '8000', '-h', '/www'],
+    exposedPorts: [8000] },
+};
+
+/** Every image the local cluster loads into its node, by name. */
+export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {
+  controller: controllerImage,
+  tools: async () => toolsImage,
+  'hello-world': async () => helloWorldImage,
+};
