@@ -33,7 +33,8 @@ const began = Date.now();
 const log = (message: string) => console.log(`[${((Date.now() - began) / 1000).toFixed(0).padStart(5)} s] ${message}`);
 
 log('starting a local control plane for the benchmark');
-const cluster = await LocalCluster.start({ controllers: '*,-deployment-controller,-replicaset-controller,-garbage-collector-controller' });
+const cluster = await LocalCluster.start({ realNode: 'off',
+  controllers: '*,-deployment-controller,-replicaset-controller,-garbage-collector-controller' });
 try {
   await installCrds(cluster);
   const config = new KubeConfig();

@@ -87,6 +87,20 @@ export const helloWorldImage: ImageRecipe = {
     exposedPorts: [8000] },
 };
 
+/** The pods' sandbox: the pause program that ships with Kubernetes, built by the node's build (build.sh node). */
+export function pauseImage(pauseBinary: string): ImageRecipe {
+  return {
+    reference: 'keelson.local/pause:3.10',
+    debianPackages: [],
+    inputs: async () => [await fileDigest(pauseBinary)],
+    populate: async (root) => {
+      await copyFile(pauseBinary, join(root, 'pause'));
+      await chmod(join(root, 'pause'), 0o755);
+    },
+    config: { user: '65535:65535', entrypoint: ['/pause'] },
+  };
+}
+
 /** Every image the local cluster loads into its node, by name. */
 export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {
   controller: controllerImage,

@@ -5,6 +5,7 @@ import { repoRoot } from '../support/paths.ts';
 import { LocalCluster } from './cluster.ts';
 import { isAlive, readState } from './state.ts';
 import { probe } from './http.ts';
+import { hostLeftovers, sweepHost } from './node/host.ts';
 
 const dir = join(repoRoot, '.cluster');
 
@@ -18,16 +19,21 @@ async function up(): Promise<void> {
   await mkdir(dir, { recursive: true });
   const started = Date.now();
   const cluster = await LocalCluster.startDetached(dir);
+  const { realNode } = cluster.state;
   console.log(`local cluster ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${cluster.state.server} ` +
-    `(Kubernetes ${cluster.state.version}, nodes ${cluster.state.nodes.join(', ')})`);
+    `(Kubernetes ${cluster.state.version}, kwok nodes ${cluster.state.nodes.join(', ')}, ` +
+    `${'name' in realNode ? `real node ${realNode.name}` : `no real node: ${realNode.skipped}`})`);
   console.log(`kubeconfig: ${cluster.state.kubeconfig}\nnext: eval "$(npm run -s cluster -- env)"`);
 }
 
 async function down(): Promise<void> {
   const cluster = LocalCluster.attach(dir);
   if (cluster) await cluster.stop();
+  // A supervisor that was killed left its node's host state behind; a live one elsewhere keeps its own.
+  const swept = !cluster && process.getuid?.() === 0 && (await hostLeftovers()).length > 0;
+  if (swept) await sweepHost();
   await rm(dir, { recursive: true, force: true });
-  console.log(cluster ? 'local cluster stopped' : 'no local cluster was running');
+  console.log(cluster ? 'local cluster stopped' : `no local cluster was running${swept ? '; swept what a killed one left' : ''}`);
 }
 
 async function status(): Promise<number> {
@@ -37,6 +43,8 @@ async function status(): Promise<number> {
     return 1;
   }
   console.log(`running: ${state.server} (Kubernetes ${state.version}), folder ${state.dir}`);
+  console.log('name' in state.realNode ? `  real node ${state.realNode.name}, containerd ${state.realNode.containerdSocket}`
+    : `  no real node: ${state.realNode.skipped}`);
   for (const [name, pid] of Object.entries(state.pids)) {
     console.log(`  ${name.padEnd(24)} pid ${String(pid).padEnd(8)} ${isAlive(pid) ? 'up' : 'DOWN'}  log ${state.logs[name]}`);
   }

@@ -30,12 +30,14 @@ export class LocalCluster {
 
   /**
    * Starts a cluster tied to this process: it is torn down, and its folder removed, when `stop` is called or
-   * when this process exits for any reason. `controllers` narrows kube-controller-manager's --controllers.
+   * when this process exits for any reason. `controllers` narrows kube-controller-manager's --controllers;
+   * `realNode` 'off' leaves out the real node (by default there is one where the machine allows).
    */
-  static async start({ controllers }: { controllers?: string } = {}): Promise<LocalCluster> {
+  static async start({ controllers, realNode = 'auto' }: { controllers?: string; realNode?: 'auto' | 'off' } = {}):
+  Promise<LocalCluster> {
     const dir = await mkdtemp(join(tmpdir(), 'keelson-cluster-'));
     const child = spawn(process.execPath, [supervisorScript, '--dir', dir, '--remove-dir', '--watch-stdin',
-      ...(controllers ? ['--controllers', controllers] : [])],
+      `--real-node=${realNode}`, ...(controllers ? ['--controllers', controllers] : [])],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! });
     const exited = new Promise<never>((_, reject) =>
@@ -57,8 +59,13 @@ export class LocalCluster {
       { stdio: ['ignore', log, log], detached: true });
     closeSync(log);
     child.unref();
-    const state = await waitFor('the local cluster to become ready', () => {
+    let shown = 0;
+    const state = await waitFor('the local cluster to become ready', async () => {
       if (child.exitCode !== null) throw new GiveUp(`supervisor exited with code ${child.exitCode}`);
+      // Pass the supervisor's progress on: a cold start builds for minutes.
+      const lines = (await readFile(join(dir, 'supervisor.log'), 'utf8').catch(() => '')).split('\n');
+      for (const line of lines.slice(shown, -1)) process.stderr.write(`${line}\n`);
+      shown = Math.max(shown, lines.length - 1);
       return readState(dir);
     }, { timeoutMs: 90 * 60_000, intervalMs: 250 }).catch(async (error: Error) => {
       const tail = (await readFile(join(dir, 'supervisor.log'), 'utf8').catch(() => '')).split('\n').slice(-60);

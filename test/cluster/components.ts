@@ -17,6 +17,9 @@ export interface Layout {
   pki: Pki;
   ports: Ports;
   kubeconfig: string;
+  /** Where the apiserver listens and what it advertises: loopback, or the real node's bridge address (pods must
+   * reach it through the kubernetes Service, whose endpoint cannot be loopback). */
+  address: string;
   /** kube-controller-manager's --controllers, when not all of them (the default "*"). */
   controllers?: string;
 }
@@ -25,8 +28,8 @@ export interface ComponentSpec {
   name: string;
   command: string;
   args: string[];
-  /** URL whose 200 answer means the component is ready. */
-  health: string;
+  /** URL whose 200 answer means the component is ready (none: started is ready). */
+  health?: string;
 }
 
 const loopback = '127.0.0.1';
@@ -49,13 +52,13 @@ export function etcd({ dir, bin, ports }: Layout): ComponentSpec {
   };
 }
 
-export function kubeApiserver({ dir, bin, pki, ports }: Layout): ComponentSpec {
+export function kubeApiserver({ dir, bin, pki, ports, address }: Layout): ComponentSpec {
   return {
     name: 'kube-apiserver',
     command: join(bin, 'kube-apiserver'),
     args: [
       `--etcd-servers=http://${loopback}:${ports.etcdClient}`,
-      `--advertise-address=${loopback}`, `--bind-address=${loopback}`, `--secure-port=${ports.apiserver}`,
+      `--advertise-address=${address}`, `--bind-address=${address}`, `--secure-port=${ports.apiserver}`,
       `--cert-dir=${join(dir, 'apiserver')}`,
       `--tls-cert-file=${pki.apiserverCert}`, `--tls-private-key-file=${pki.apiserverKey}`,
       `--client-ca-file=${pki.caCert}`,
@@ -66,12 +69,13 @@ export function kubeApiserver({ dir, bin, pki, ports }: Layout): ComponentSpec {
       '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
       '--kubelet-preferred-address-types=InternalIP',
       `--kubelet-client-certificate=${pki.kubeletCert}`, `--kubelet-client-key=${pki.kubeletKey}`,
-      // As hardened clusters do: setting blockOwnerDeletion needs update on the owner's finalizers.
-      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+      // As hardened clusters do: setting blockOwnerDeletion needs update on the owner's finalizers. The other two
+      // let a namespace ask for simulated pods: its annotations add the kwok nodes' selector and toleration.
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement,PodNodeSelector,PodTolerationRestriction',
       // ConfigMap watches are served by etcd itself, so compacting etcd yields a real 410 Gone for tests.
       '--watch-cache-sizes=configmaps#0',
     ],
-    health: `https://${loopback}:${ports.apiserver}/readyz`,
+    health: `https://${address}:${ports.apiserver}/readyz`,
   };
 }
 
@@ -111,6 +115,14 @@ export function kubeScheduler({ dir, bin, ports, kubeconfig }: Layout): Componen
 /** Kinds kwok reads from the cluster, so tests can set logs, exec and pod lifecycles per case. */
 export const kwokCustomResources = ['Stage', 'Logs', 'ClusterLogs', 'Exec', 'ClusterExec', 'Attach', 'ClusterAttach'];
 export const kwokNodeAnnotation = 'kwok.x-k8s.io/node';
+/** kwok's convention for simulated nodes, which the local cluster follows when it has a real node too. */
+export const simulatedNodeTaint = { key: kwokNodeAnnotation, value: 'fake', effect: 'NoSchedule' };
+
+/** A namespace with these annotations has its pods scheduled onto the kwok nodes only (with or without a real node). */
+export const simulatedPodsAnnotations = {
+  'scheduler.alpha.kubernetes.io/node-selector': 'type=kwok',
+  'scheduler.alpha.kubernetes.io/defaultTolerations': JSON.stringify([{ ...simulatedNodeTaint, operator: 'Equal' }]),
+};
 
 export function kwok({ bin, pki, ports, kubeconfig }: Layout): ComponentSpec {
   return {

@@ -18,6 +18,16 @@ export interface Pki {
   kubeletKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  /** A real node's identities, when the cluster has one. */
+  node?: NodePki;
+}
+
+export interface NodePki {
+  /** The kubelet's client identity (system:node:NAME, for the Node authorizer). */
+  kubeletClient: { cert: string; key: string };
+  /** The kubelet's serving certificate, for its address on the cluster's bridge. */
+  kubeletServing: { cert: string; key: string };
+  kubeProxy: { cert: string; key: string };
 }
 
 const apiserverNames = [
@@ -56,8 +66,11 @@ async function issue(
   return { cert, key };
 }
 
-/** Makes a CA and the certificates and keys a local control plane needs, all in `dir`. */
-export async function makePki(dir: string): Promise<Pki> {
+/**
+ * Makes a CA and the certificates and keys a local control plane needs, all in `dir`; with `node`, those of a real
+ * node named `node.name` at `node.ip` too (which the apiserver then also serves on).
+ */
+export async function makePki(dir: string, node?: { name: string; ip: string }): Promise<Pki> {
   const ca = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
   await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
     '-keyout', ca.key, '-out', ca.cert, '-days', '30', '-subj', '/CN=keelson-local-ca',
@@ -69,7 +82,8 @@ export async function makePki(dir: string): Promise<Pki> {
   const serviceAccountPub = join(dir, 'service-account.pub');
   const [apiserver, admin, kubelet] = await Promise.all([
     issue(dir, 'apiserver', '/CN=kube-apiserver',
-      [...leaf, 'extendedKeyUsage=serverAuth', `subjectAltName=${apiserverNames.join(',')}`], ca),
+      [...leaf, 'extendedKeyUsage=serverAuth',
+        `subjectAltName=${[...apiserverNames, ...(node ? [`IP:${node.ip}`] : [])].join(',')}`], ca),
     issue(dir, 'admin', '/O=system:masters/CN=keelson-admin', [...leaf, 'extendedKeyUsage=clientAuth'], ca),
     issue(dir, 'kubelet', '/CN=kwok-kubelet',
       [...leaf, 'extendedKeyUsage=serverAuth,clientAuth', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], ca),
@@ -77,7 +91,15 @@ export async function makePki(dir: string): Promise<Pki> {
       .then(() => openssl(['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub])),
   ]);
   await chmod(serviceAccountKey, 0o600);
+  const client = [...leaf, 'extendedKeyUsage=clientAuth'];
+  const nodePki = node && await Promise.all([
+    issue(dir, 'node-kubelet-client', `/O=system:nodes/CN=system:node:${node.name}`, client, ca),
+    issue(dir, 'node-kubelet-serving', `/CN=${node.name}`,
+      [...leaf, 'extendedKeyUsage=serverAuth', `subjectAltName=DNS:${node.name},IP:${node.ip}`], ca),
+    issue(dir, 'node-kube-proxy', '/CN=system:kube-proxy', client, ca),
+  ]).then(([kubeletClient, kubeletServing, kubeProxy]) => ({ kubeletClient, kubeletServing, kubeProxy }));
   return {
+    ...(nodePki ? { node: nodePki } : {}),
     caCert: ca.cert,
     caKey: ca.key,
     apiserverCert: apiserver.cert,

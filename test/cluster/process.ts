@@ -12,12 +12,13 @@ export class ManagedProcess {
     private readonly command: string,
     private readonly args: string[],
     readonly logFile: string,
+    private readonly env?: NodeJS.ProcessEnv,
   ) {}
 
   start(): void {
     const log = openSync(this.logFile, 'a');
     this.exitCode = null;
-    this.child = spawn(this.command, this.args, { stdio: ['ignore', log, log] });
+    this.child = spawn(this.command, this.args, { stdio: ['ignore', log, log], ...(this.env ? { env: this.env } : {}) });
     closeSync(log);
     this.child.once('exit', (code) => {
       this.exitCode = code ?? -1;

@@ -11,7 +11,10 @@ export interface ClusterState {
   server: string;
   etcd: string;
   ports: Ports;
+  /** The kwok nodes. */
   nodes: string[];
+  /** The real node, or why this cluster has none. */
+  realNode: { name: string; bin: string; containerdSocket: string } | { skipped: string };
   version: string;
   pids: Record<string, number>;
   logs: Record<string, string>;

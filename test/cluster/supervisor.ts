@@ -1,31 +1,48 @@
 // Starts one local control plane, reports READY with its state on stdout, and tears it down on SIGTERM/SIGINT,
 // or when stdin closes under --watch-stdin (the parent died, however it died).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { GiveUp, waitFor } from '../support/wait.ts';
 import { repoRoot } from '../support/paths.ts';
 import { freePort } from '../support/ports.ts';
 import {
-  etcd, kubeApiserver, kubeControllerManager, kubeScheduler, kwok, kwokNodeAnnotation,
-  type ComponentSpec, type Layout, type Ports,
+  etcd, kubeApiserver, kubeControllerManager, kubeScheduler, kwok, kwokNodeAnnotation, simulatedNodeTaint,
+  type ComponentSpec, type Layout,
 } from './components.ts';
 import { probe, type ClientTls } from './http.ts';
 import { makePki } from './pki.ts';
 import { ManagedProcess } from './process.ts';
 import { nodeHeartbeatStage } from './stages.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
+import { buildImage } from '../../images/oci.ts';
+import { helloWorldImage, pauseImage, toolsImage } from '../../images/recipes.ts';
+import { nodeNetwork, realNodeUnsupported, sweepHost, takeNode } from './node/host.ts';
+import {
+  containerdSocket, importImage, nodeAddonObjects, nodeComponents, realNodeName, type NodePorts,
+} from './node/node.ts';
 
-const run = promisify(execFile);
+const started = Date.now();
+/** Progress on stderr, with the time since start: a cold start builds for minutes. */
+function progress(line: string): void {
+  process.stderr.write(`[local cluster ${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
+}
 
-async function freePorts(): Promise<Ports> {
-  const names = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler', 'kwok'] as const;
+/** Runs build.sh for `set`, its progress passed through to stderr; resolves with the bin directory. */
+function build(set: 'control-plane' | 'node'): Promise<string> {
+  const child = spawn('bash', [join(repoRoot, 'test/cluster/build.sh'), set], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (chunk) => (out += chunk));
+  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0
+    ? resolve(out.trim().split('\n').at(-1)!) : reject(new Error(`test/cluster/build.sh ${set} exited with ${code}`)))));
+}
+
+async function freePorts<Name extends string>(names: readonly Name[]): Promise<Record<Name, number>> {
   const ports = new Set<number>();
   while (ports.size < names.length) ports.add(await freePort());
   const chosen = [...ports];
-  return Object.fromEntries(names.map((name, i) => [name, chosen[i]])) as unknown as Ports;
+  return Object.fromEntries(names.map((name, i) => [name, chosen[i]])) as Record<Name, number>;
 }
 
 function kubeconfigFor(server: string, tls: ClientTls): string {
@@ -39,7 +56,9 @@ function kubeconfigFor(server: string, tls: ClientTls): string {
   }, null, 2);
 }
 
-function nodeManifest(name: string): object {
+/** A kwok node. Beside a real node it is tainted as kwok's own convention has it, so that only pods that ask for
+ * simulated nodes land there (see simulatedPodsAnnotations). */
+function nodeManifest(name: string, tainted: boolean): object {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -48,14 +67,22 @@ function nodeManifest(name: string): object {
       annotations: { [kwokNodeAnnotation]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
       labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
     },
+    spec: tainted ? { taints: [simulatedNodeTaint] } : {},
   };
+}
+
+/** The real node, when this cluster has one: its binaries and its own ports. */
+interface RealNode {
+  bin: string;
+  ports: NodePorts;
 }
 
 class Supervisor {
   private readonly processes: ManagedProcess[] = [];
   private stopping: Promise<void> | undefined;
 
-  constructor(private readonly layout: Layout, private readonly removeDir: boolean) {}
+  constructor(private readonly layout: Layout, private readonly removeDir: boolean,
+    private readonly node: RealNode | undefined, private readonly nodeSkipped: string | undefined) {}
 
   private get tls(): ClientTls {
     const { pki } = this.layout;
@@ -73,19 +100,48 @@ class Supervisor {
     });
   }
 
-  private async launch(spec: ComponentSpec): Promise<void> {
-    const proc = new ManagedProcess(spec.name, spec.command, spec.args, join(this.layout.dir, 'logs', `${spec.name}.log`));
+  private async launch(spec: ComponentSpec, env?: NodeJS.ProcessEnv): Promise<void> {
+    const proc = new ManagedProcess(spec.name, spec.command, spec.args, join(this.layout.dir, 'logs', `${spec.name}.log`), env);
     this.processes.push(proc);
     proc.start();
-    const tls = spec.health.startsWith(`https://127.0.0.1:${this.layout.ports.apiserver}/`) ? this.tls : undefined;
-    await waitFor(`${spec.name} to answer ${spec.health}`, async () => {
+    const { health } = spec;
+    if (!health) return;
+    const tls = health.startsWith(`https://${this.layout.address}:${this.layout.ports.apiserver}/`) ? this.tls : undefined;
+    await waitFor(`${spec.name} to answer ${health}`, async () => {
       if (proc.exitedWith !== undefined) throw new GiveUp(`${spec.name} exited with code ${proc.exitedWith}`);
-      return (await probe(spec.health, tls)).status === 200;
+      return (await probe(health, tls)).status === 200;
     }, { timeoutMs: 90_000, intervalMs: 100 });
+    progress(`${spec.name} ready`);
+  }
+
+  private async apply(objects: object[]): Promise<void> {
+    await this.kubectl('apply', '--server-side', '-f', '-', { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+  }
+
+  /** containerd with the node's images, the kubelet, then the Services, DNS and storage that pods expect. */
+  private async startNode(node: RealNode): Promise<void> {
+    const { layout } = this;
+    const images = Promise.all([pauseImage(join(node.bin, 'pause')), toolsImage, helloWorldImage]
+      .map((recipe) => buildImage(recipe, progress)));
+    await this.apply(nodeAddonObjects());
+    const [containerd, kubelet, ...addons] = await nodeComponents({ dir: layout.dir, bin: node.bin,
+      adminKubeconfig: layout.kubeconfig, server: `https://${layout.address}:${layout.ports.apiserver}`,
+      pki: layout.pki as Required<typeof layout.pki>, ports: node.ports });
+    // The runc shim is found on PATH.
+    await this.launch(containerd!, { ...process.env, PATH: `${node.bin}:${process.env.PATH}` });
+    for (const image of await images) await importImage(node.bin, layout.dir, image.archive);
+    progress('images loaded into the node: ' + (await images).map((i) => i.reference).join(', '));
+    await this.launch(kubelet!);
+    // The kubelet registers its Node a moment after it starts: kubectl wait would fail at once on NotFound.
+    await waitFor(`node ${realNodeName} to register and be Ready`, async () => (await this.kubectl('get', 'node',
+      realNodeName, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')) === 'True', { timeoutMs: 120_000 });
+    progress(`node ${realNodeName} Ready`);
+    for (const addon of addons) await this.launch(addon);
   }
 
   async start(): Promise<ClusterState> {
     const { layout } = this;
+    if (this.nodeSkipped) progress(`no real node: ${this.nodeSkipped}; pods run on kwok nodes only`);
     await this.launch(etcd(layout));
     await this.launch(kubeApiserver(layout));
 
@@ -95,7 +151,8 @@ class Supervisor {
     await this.kubectl('apply', '--server-side', '-f', join(layout.bin, 'kwok-stages'));
     await this.kubectl('apply', '--server-side', '-f', '-', { input: JSON.stringify(nodeHeartbeatStage) });
     const nodes = join(layout.dir, 'nodes.json');
-    await writeFile(nodes, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodeNames.map(nodeManifest) }));
+    await writeFile(nodes, JSON.stringify({ apiVersion: 'v1', kind: 'List',
+      items: nodeNames.map((name) => nodeManifest(name, this.node !== undefined)) }));
     await this.kubectl('apply', '--server-side', '-f', nodes);
 
     await Promise.all([kubeControllerManager(layout), kubeScheduler(layout), kwok(layout)].map((spec) => this.launch(spec)));
@@ -103,6 +160,7 @@ class Supervisor {
     // Pods are refused in a namespace until the controller-manager has made its default ServiceAccount.
     await waitFor('the default ServiceAccount', () => this.kubectl('get', 'serviceaccount', 'default', '-n', 'default'),
       { timeoutMs: 60_000 });
+    if (this.node) await this.startNode(this.node);
 
     const version = JSON.parse(await this.kubectl('version', '-o', 'json')).serverVersion.gitVersion as string;
     const state: ClusterState = {
@@ -110,10 +168,12 @@ class Supervisor {
       dir: layout.dir,
       bin: layout.bin,
       kubeconfig: layout.kubeconfig,
-      server: `https://127.0.0.1:${layout.ports.apiserver}`,
+      server: `https://${layout.address}:${layout.ports.apiserver}`,
       etcd: `http://127.0.0.1:${layout.ports.etcdClient}`,
       ports: layout.ports,
       nodes: [...nodeNames],
+      realNode: this.node ? { name: realNodeName, bin: this.node.bin, containerdSocket: containerdSocket(layout.dir) }
+        : { skipped: this.nodeSkipped ?? 'not asked for (--real-node=off)' },
       version,
       pids: Object.fromEntries(this.processes.map((p) => [p.name, p.pid ?? -1])),
       logs: Object.fromEntries(this.processes.map((p) => [p.name, p.logFile])),
@@ -129,6 +189,7 @@ class Supervisor {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       for (const proc of [...this.processes].reverse()) await proc.stop();
+      if (this.node) await sweepHost();
       if (this.removeDir) await rm(this.layout.dir, { recursive: true, force: true });
       else await rm(stateFile(this.layout.dir), { force: true });
     })();
@@ -139,23 +200,37 @@ class Supervisor {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { dir: { type: 'string' }, 'remove-dir': { type: 'boolean' }, 'watch-stdin': { type: 'boolean' },
-      controllers: { type: 'string' } },
+      controllers: { type: 'string' }, 'real-node': { type: 'string', default: 'auto' } },
   });
-  if (!values.dir) throw new Error('usage: supervisor --dir DIR [--remove-dir] [--watch-stdin] [--controllers LIST]');
+  if (!values.dir || !['auto', 'off'].includes(values['real-node']!)) {
+    throw new Error('usage: supervisor --dir DIR [--remove-dir] [--watch-stdin] [--controllers LIST] [--real-node auto|off]');
+  }
   const dir = values.dir;
   await mkdir(join(dir, 'logs'), { recursive: true });
   await mkdir(join(dir, 'pki'), { recursive: true, mode: 0o700 });
 
-  const { stdout: built } = await run('bash', [join(repoRoot, 'test/cluster/build.sh')],
-    { timeout: 80 * 60_000, maxBuffer: 1024 * 1024 });
-  const bin = built.trim().split('\n').at(-1)!;
-  const [ports, pki] = await Promise.all([freePorts(), makePki(join(dir, 'pki'))]);
+  const bin = await build('control-plane');
+  let nodeSkipped = values['real-node'] === 'off' ? 'not asked for (--real-node=off)' : realNodeUnsupported();
+  let node: RealNode | undefined;
+  if (!nodeSkipped) {
+    const nodeBin = await build('node');
+    nodeSkipped = (await takeNode(dir, nodeBin)).heldBy;
+    if (!nodeSkipped) {
+      node = { bin: nodeBin, ports: await freePorts(['kubelet', 'kubeletHealth', 'containerdMetrics', 'kubeProxyHealth',
+        'kubeProxyMetrics', 'dnsHealth', 'dnsReady'] as const) };
+    }
+  }
+  const address = node ? nodeNetwork.ip : '127.0.0.1';
+  const [ports, pki] = await Promise.all([
+    freePorts(['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler', 'kwok'] as const),
+    makePki(join(dir, 'pki'), node ? { name: realNodeName, ip: address } : undefined)]);
   const kubeconfig = join(dir, 'kubeconfig');
-  const layout: Layout = { dir, bin, pki, ports, kubeconfig, ...(values.controllers ? { controllers: values.controllers } : {}) };
-  await writeFile(kubeconfig, kubeconfigFor(`https://127.0.0.1:${ports.apiserver}`,
+  const layout: Layout = { dir, bin, pki, ports, kubeconfig, address,
+    ...(values.controllers ? { controllers: values.controllers } : {}) };
+  await writeFile(kubeconfig, kubeconfigFor(`https://${address}:${ports.apiserver}`,
     { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey }), { mode: 0o600 });
 
-  const supervisor = new Supervisor(layout, values['remove-dir'] ?? false);
+  const supervisor = new Supervisor(layout, values['remove-dir'] ?? false, node, nodeSkipped);
   const shutdown = (code: number) => () => void supervisor.stop().finally(() => process.exit(code));
   process.on('SIGTERM', shutdown(0));
   process.on('SIGINT', shutdown(0));
@@ -168,6 +243,7 @@ async function main(): Promise<void> {
 
   try {
     const state = await supervisor.start();
+    progress('ready');
     process.stdout.write(`READY ${JSON.stringify(state)}\n`);
   } catch (error) {
     process.stderr.write(`local cluster failed to start: ${(error as Error).message}\n${supervisor.tails()}\n`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LocalCluster } from '../cluster/cluster.ts';
+import { simulatedPodsAnnotations } from '../cluster/components.ts';
 import { waitFor } from './wait.ts';
 
 /** The cluster `npm test` started (or reused) for this run. */
@@ -11,13 +12,15 @@ export function testCluster(): LocalCluster {
 }
 
 /**
- * A fresh namespace for one test file, ready for Pods (its default ServiceAccount exists). Deleted by
- * `cleanup`, without waiting, so that tests do not pay for namespace finalization.
+ * A fresh namespace for one test file, ready for Pods (its default ServiceAccount exists). Its pods are simulated
+ * (kwok nodes: logs and exec served as the test says) unless `pods` is 'real' (the real node: containers run).
+ * Deleted by `cleanup`, without waiting, so that tests do not pay for namespace finalization.
  */
-export async function freshNamespace(cluster: LocalCluster, prefix: string):
-Promise<{ name: string; cleanup: () => Promise<void> }> {
+export async function freshNamespace(cluster: LocalCluster, prefix: string,
+  { pods = 'simulated' }: { pods?: 'simulated' | 'real' } = {}): Promise<{ name: string; cleanup: () => Promise<void> }> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await cluster.kubectl(['create', 'namespace', name]);
+  await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1',
+    kind: 'Namespace', metadata: { name, ...(pods === 'simulated' ? { annotations: simulatedPodsAnnotations } : {}) } }) });
   await waitFor(`the default ServiceAccount in ${name}`,
     async () => (await cluster.kubectl(['get', 'serviceaccount', 'default', '-n', name], { allowFailure: true })).code === 0);
   return {

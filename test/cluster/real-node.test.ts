@@ -1,0 +1,113 @@
+// The real node as a user meets it: containers that run, logs, exec, debug containers, crash loops, volumes that
+// keep data, Services and DNS between pods.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { freshNamespace, testCluster } from '../support/cluster.ts';
+import { isReady, waitForPod, withoutRealNode } from '../support/real-node.ts';
+import { waitFor } from '../support/wait.ts';
+
+const cluster = testCluster();
+const tools = 'keelson.local/tools:1';
+let namespace: string;
+let cleanup: () => Promise<void>;
+
+function pod(name: string, spec: object): object {
+  // sleep as PID 1 ignores SIGTERM: a short grace period keeps deletions quick.
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name } },
+    spec: { terminationGracePeriodSeconds: 1, ...spec } };
+}
+
+function container(name: string, command: string, extra: object = {}): object {
+  return { name, image: tools, imagePullPolicy: 'Never', command: ['sh', '-c', command], ...extra };
+}
+
+async function apply(...objects: object[]): Promise<void> {
+  await cluster.kubectl(['apply', '-n', namespace, '-f', '-'],
+    { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+}
+
+async function kubectl(...args: string[]): Promise<string> {
+  return (await cluster.kubectl(['-n', namespace, ...args])).stdout;
+}
+
+const running = (pod: any) => pod.status?.phase === 'Running' && isReady(pod);
+
+describe('the real node', { skip: withoutRealNode(cluster) }, () => {
+  before(async () => {
+    ({ name: namespace, cleanup } = await freshNamespace(cluster, 'real-node', { pods: 'real' }));
+  });
+  after(() => cleanup?.());
+
+  it('runs a container whose output kubectl logs shows and into which kubectl exec runs commands', async () => {
+    await apply(pod('hello', { containers: [container('app', 'echo "hello from $(hostname)"; exec sleep 3600')] }));
+    const ready = await waitForPod(cluster, namespace, 'hello', 'Running and Ready', running);
+    assert.equal(ready.spec.nodeName, (cluster.state.realNode as { name: string }).name);
+    await waitFor('the container log', async () => (await kubectl('logs', 'hello')).includes('hello from hello'));
+    assert.equal((await kubectl('exec', 'hello', '--', 'sh', '-c', 'echo $((6 * 7))')).trim(), '42');
+  });
+
+  it('lists the target container\'s processes from a debug container (kubectl debug --target)', async () => {
+    await waitForPod(cluster, namespace, 'hello', 'Running', running);
+    await kubectl('debug', 'hello', `--image=${tools}`, '--image-pull-policy=Never', '--profile=general',
+      '--target=app', '-c', 'debugger',
+      '--', 'ps', '-o', 'pid,args');
+    const listing = await waitFor('the debug container\'s process list', async () => {
+      const log = await kubectl('logs', 'hello', '-c', 'debugger');
+      return log.includes('sleep 3600') ? log : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.match(listing, /^\s*1\s+sleep 3600$/m, 'the target\'s process is PID 1 of the shared namespace');
+  });
+
+  it('keeps a crash-looping container\'s previous log for kubectl logs --previous', async () => {
+    await apply(pod('crasher', { containers: [container('app', 'echo "attempt at $(date +%s)"; echo "fatal: no config"; exit 3')] }));
+    // The status reads terminated most of each back-off: the previous instance is there once it says CrashLoopBackOff.
+    const looping = await waitForPod(cluster, namespace, 'crasher', 'in CrashLoopBackOff', (p) =>
+      p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', { timeoutMs: 120_000 });
+    assert.equal(looping.status.containerStatuses[0].lastState.terminated.exitCode, 3);
+    const previous = await kubectl('logs', 'crasher', '--previous');
+    assert.match(previous, /^attempt at \d+\nfatal: no config\n$/);
+  });
+
+  it('shares an emptyDir between containers, and keeps a PersistentVolumeClaim\'s data across the pod\'s deletion', async () => {
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } } };
+    const withVolumes = (name: string, write: string) => pod(name, {
+      containers: [
+        container('writer', `${write}; echo shared > /scratch/note; exec sleep 3600`,
+          { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }, { name: 'data', mountPath: '/data' }] }),
+        container('reader', 'exec sleep 3600', { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }),
+      ],
+      volumes: [{ name: 'scratch', emptyDir: {} }, { name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+    });
+    await apply(claim, withVolumes('first', 'echo "written by first" > /data/kept'));
+    await waitForPod(cluster, namespace, 'first', 'Running', running);
+    assert.equal((await kubectl('exec', 'first', '-c', 'reader', '--', 'cat', '/scratch/note')).trim(), 'shared');
+    const bound = await cluster.getJson(namespace, 'pvc', 'data');
+    assert.equal(bound.status.phase, 'Bound');
+    assert.equal(bound.spec.storageClassName, 'local-path', 'the default StorageClass provisioned it');
+
+    await kubectl('delete', 'pod', 'first', '--wait=true');
+    await apply(withVolumes('second', 'true'));
+    await waitForPod(cluster, namespace, 'second', 'Running', running);
+    assert.equal((await kubectl('exec', 'second', '-c', 'writer', '--', 'cat', '/data/kept')).trim(), 'written by first');
+  });
+
+  it('reaches a Service by its DNS name from another pod', async () => {
+    await apply(
+      pod('web', { containers: [{ name: 'web', image: 'keelson.local/hello-world:1', imagePullPolicy: 'Never',
+        ports: [{ containerPort: 8000 }], readinessProbe: { httpGet: { path: '/', port: 8000 }, periodSeconds: 1 } }] }),
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' },
+        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8000 }] } },
+      pod('client', { containers: [container('client', 'exec sleep 3600')] }),
+    );
+    await waitForPod(cluster, namespace, 'web', 'Ready', running);
+    await waitForPod(cluster, namespace, 'client', 'Running', running);
+    const page = await waitFor('the Service to answer through its DNS name', async () => {
+      // BusyBox's own wget -T crashes (SIGSEGV) in Debian's static build: timeout bounds it instead.
+      const result = await cluster.kubectl(['-n', namespace, 'exec', 'client', '--', 'timeout', '5', 'wget', '-qO-',
+        `http://web.${namespace}.svc.cluster.local/`], { allowFailure: true });
+      return result.code === 0 ? result.stdout : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.equal(page, '<pre>Hello World</pre>\n');
+  });
+});
