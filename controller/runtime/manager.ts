@@ -86,13 +86,21 @@ export class Manager {
   /** Runs until `signal` aborts (exit code 0) or leadership is lost (1). */
   async run(signal: AbortSignal): Promise<number> {
     let stopping = false;
-    this.servers = await Promise.all([
+    const started = await Promise.allSettled([
       serveMetrics(this.options.metricsBindAddress, this.metrics.registry),
       serveHealth(this.options.healthProbeBindAddress, {
         healthz: () => undefined,
         readyz: () => stopping ? 'shutting down' : this.cache.synced ? undefined : 'caches not synced yet',
       }),
     ]);
+    this.servers = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+    const refused = started.find((s) => s.status === 'rejected');
+    if (refused) {
+      // A server that did listen would keep the process alive with nothing else running.
+      await this.closeServers();
+      this.rest.close();
+      throw refused.reason;
+    }
     this.log.info({ ...this.ports, controllers: this.controllers.map((c) => c.spec.name),
       namespace: this.options.namespace ?? 'all' }, 'starting');
 
@@ -120,11 +128,15 @@ export class Manager {
       }
       await elector?.release();
       await this.cache.stop();
-      await Promise.all(this.servers.map((s) => s && new Promise((resolve) => s.close(resolve))));
+      await this.closeServers();
       this.rest.close();
       this.log.info({ exitCode }, 'stopped');
     }
     return exitCode;
+  }
+
+  private async closeServers(): Promise<void> {
+    await Promise.all(this.servers.map((s) => s && new Promise((resolve) => s.close(resolve))));
   }
 
   private elector(): LeaderElector {

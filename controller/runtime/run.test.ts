@@ -1,0 +1,33 @@
+// The controller process as the Deployment runs it, where it fails to start.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { testCluster } from '../../test/support/cluster.ts';
+import { repoRoot } from '../../test/support/paths.ts';
+
+const cluster = testCluster();
+
+it('exits with 1 and says why when its metrics port is taken, leaving no server to keep it alive', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as { port: number };
+  try {
+    const child = spawn(process.execPath, [join(repoRoot, 'build/controller/main.js'), `--kubeconfig=${cluster.state.kubeconfig}`,
+      '--controllers=tdset', `--metrics-bind-address=127.0.0.1:${port}`, '--health-probe-bind-address=127.0.0.1:0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const [code, signal] = await once(child, 'exit');
+    clearTimeout(killer);
+    assert.equal(signal, null, `still running 20 s after the failure: ${output}`);
+    assert.equal(code, 1);
+    assert.match(output, /"msg":"controller failed"/);
+    assert.match(output, /EADDRINUSE/);
+  } finally {
+    holder.close();
+  }
+});
