@@ -65,24 +65,28 @@ describe('KeelsonInstall', () => {
     assert.deepEqual(options.controllers, ['tdset']);
     assert.equal(options.namespace, 'apps');
     assert.equal(options.logLevel, 'debug');
-    assert.equal(options.leaderElect, false);
+    assert.equal(options.leaderElect, true);
     assert.deepEqual(argsOf(synth()).controllers, operatorNames);
     assert.equal(argsOf(synth()).namespace, undefined);
   });
 
-  it('turns leader election on, with its Lease role and a minAvailable budget, only beyond one replica', () => {
+  it('elects a leader on a Lease whatever the replica count (a rolling update runs two pods), unless told not to', () => {
+    const leaseRules = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }];
     const single = synth();
     assert.equal(one(single, 'Deployment').spec.replicas, 1);
-    assert.equal(argsOf(single).leaderElect, false);
-    assert.equal(only(single, 'Role').length, 0);
+    assert.equal(argsOf(single).leaderElect, true);
+    assert.deepEqual(one(single, 'Role').rules, leaseRules);
     assert.equal(one(single, 'PodDisruptionBudget').spec.maxUnavailable, 1);
 
     const ha = synth({ replicas: 3 });
     assert.equal(one(ha, 'Deployment').spec.replicas, 3);
     assert.equal(argsOf(ha).leaderElect, true);
-    assert.deepEqual(one(ha, 'Role').rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'],
-      verbs: ['get', 'create', 'update'] }]);
+    assert.deepEqual(one(ha, 'Role').rules, leaseRules);
     assert.equal(one(ha, 'PodDisruptionBudget').spec.minAvailable, 1);
+
+    const unelected = synth({ leaderElection: false });
+    assert.equal(argsOf(unelected).leaderElect, false);
+    assert.equal(only(unelected, 'Role').length, 0);
   });
 
   it('sets the resources and image it is given', () => {
@@ -93,7 +97,7 @@ describe('KeelsonInstall', () => {
   });
 
   it('grants with a Role in the watched namespace instead of a ClusterRole', () => {
-    const manifests = synth({ watchNamespace: 'apps' });
+    const manifests = synth({ watchNamespace: 'apps', leaderElection: false });
     assert.equal(only(manifests, 'ClusterRole').length, 0);
     assert.equal(one(manifests, 'Role').metadata.namespace, 'apps');
     assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');

@@ -21,8 +21,13 @@ export interface KeelsonInstallProps {
   createNamespace?: boolean;
   /** The controller image. */
   image: string;
-  /** Controller replicas; more than one turns leader election on. @default 1 */
+  /** Controller replicas. @default 1 */
   replicas?: number;
+  /**
+   * Leader election on a Lease. Keep it on whatever the replica count: a rolling update runs the old and the new pod
+   * side by side, and without it both would reconcile. @default true
+   */
+  leaderElection?: boolean;
   /** Operators to run, by catalog name. @default all of them */
   operators?: string[];
   /** Watch only this namespace (RBAC becomes a Role there). @default every namespace */
@@ -56,7 +61,7 @@ export class KeelsonInstall extends Construct {
     super(scope, id);
     const namespace = props.namespace ?? 'keelson-system';
     const replicas = props.replicas ?? 1;
-    const leaderElect = replicas > 1;
+    const leaderElect = props.leaderElection ?? true;
     this.namespace = namespace;
     this.operators = enabledOperators(props.operators);
     this.permissions = [...this.operators.flatMap((entry) => entry.permissions), ...eventPermissions];

@@ -14,7 +14,8 @@ const app = new App({ outdir });
 const crds = new Chart(app, 'keelson-crds');
 new KeelsonCrds(crds, 'crds');
 const install = new Chart(app, 'keelson');
-new KeelsonInstall(install, 'install', { image: `keelson/controller:${version}` });
+// KEELSON_IMAGE points the install at an image of your own (a registry's, a digest); dist/ keeps the default.
+new KeelsonInstall(install, 'install', { image: process.env.KEELSON_IMAGE || `keelson/controller:${version}` });
 install.addDependency(crds);
 app.synth();
 

@@ -1,8 +1,12 @@
-// `npm test`: one local cluster for the whole run (or the one `npm run cluster -- up` started), then node's test
-// runner over every compiled *.test.js. Arguments filter test files by substring.
-import { spawn } from 'node:child_process';
+// `npm test`: node's test runner over every compiled *.test.js, in three phases. Arguments filter test files by
+// substring.
+//   *.host.test.js     first, one at a time, before any shared cluster: they take this machine's real node themselves
+//   *.test.js          then, three at a time, against one local cluster (or the one `npm run cluster -- up` started)
+//   *.serial.test.js   last, one at a time, on that cluster: what must not share it (a cluster-wide install)
 import { glob } from 'node:fs/promises';
 import { join } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
 import { LocalCluster } from './cluster/cluster.ts';
 import { repoRoot } from './support/paths.ts';
 
@@ -16,8 +20,30 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+const hostFiles = files.filter((f) => f.endsWith('.host.test.js'));
+const serialFiles = files.filter((f) => f.endsWith('.serial.test.js'));
+const sharedFiles = files.filter((f) => !hostFiles.includes(f) && !serialFiles.includes(f));
+
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+async function runPhase(phaseFiles: string[], concurrency: number): Promise<void> {
+  if (phaseFiles.length === 0) return;
+  const stream = run({ files: phaseFiles, concurrency, timeout: 600_000 });
+  stream.on('test:summary', (summary) => {
+    if (summary.file !== undefined) return;
+    const { tests, passed, skipped, todo } = summary.counts;
+    totals.passed += passed;
+    totals.failed += tests - passed - skipped - todo;
+    totals.skipped += skipped;
+  });
+  await new Promise<void>((resolve, reject) => stream.compose(spec).on('end', resolve).on('error', reject)
+    .pipe(process.stdout, { end: false }));
+}
 
 const reused = LocalCluster.attach(join(repoRoot, '.cluster'));
+await runPhase(hostFiles, 1);
+if (sharedFiles.length + serialFiles.length === 0) finish();
+
 const started = Date.now();
 const cluster = reused ?? (await LocalCluster.start());
 console.log(`# local cluster ${reused ? 'reused' : `started in ${((Date.now() - started) / 1000).toFixed(1)}s`}: ` +
@@ -28,15 +54,19 @@ if ('skipped' in realNode) {
   // CI's machine can run them: there, a missing real node is a broken harness, not a reason to skip.
   if (process.env.CI === 'true') {
     console.error('CI=true: the real-node tests must run; failing');
-    if (!reused) await cluster.stop();
-    process.exit(1);
+    totals.failed++;
   }
 }
-
-const runner = spawn(process.execPath, ['--test', '--test-concurrency=3', '--test-timeout=600000', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, KUBECONFIG: cluster.state.kubeconfig, KEELSON_CLUSTER_DIR: cluster.state.dir },
-});
-const code = await new Promise<number>((resolve) => runner.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+if (totals.failed === 0 || process.env.CI !== 'true') {
+  process.env.KUBECONFIG = cluster.state.kubeconfig;
+  process.env.KEELSON_CLUSTER_DIR = cluster.state.dir;
+  await runPhase(sharedFiles, 3);
+  await runPhase(serialFiles, 1);
+}
 if (!reused) await cluster.stop();
-process.exit(code);
+finish();
+
+function finish(): never {
+  console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+  process.exit(totals.failed === 0 ? 0 : 1);
+}

@@ -64,7 +64,11 @@ describe('the real node', { skip: withoutRealNode(cluster) }, () => {
     const looping = await waitForPod(cluster, namespace, 'crasher', 'in CrashLoopBackOff', (p) =>
       p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', { timeoutMs: 120_000 });
     assert.equal(looping.status.containerStatuses[0].lastState.terminated.exitCode, 3);
-    const previous = await kubectl('logs', 'crasher', '--previous');
+    // Under load the next attempt may already have replaced the instance asked about; a user asks again.
+    const previous = await waitFor('kubectl logs --previous', async () => {
+      const result = await cluster.kubectl(['-n', namespace, 'logs', 'crasher', '--previous'], { allowFailure: true });
+      return result.code === 0 ? result.stdout : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1_000 });
     assert.match(previous, /^attempt at \d+\nfatal: no config\n$/);
   });
 

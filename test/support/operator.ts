@@ -20,8 +20,9 @@ export interface InstalledOperator {
 /** The install of `operators` watching only `namespace`, with the controller in that namespace too. */
 export function synthesizeInstall(namespace: string, operators: string[]): InstalledOperator {
   const chart = new Chart(Testing.app(), 'install');
+  // One process per test: nothing to elect.
   new KeelsonInstall(chart, 'install', { image: 'keelson/controller:test', namespace, createNamespace: false,
-    watchNamespace: namespace, operators });
+    watchNamespace: namespace, operators, leaderElection: false });
   const manifests = Testing.synth(chart) as Manifest[];
   const role = manifests.find((m) => m.kind === 'Role')!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;

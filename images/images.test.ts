@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { execFile } from 'node:child_process';
+import { realNodeUnsupported } from '../test/cluster/node/host.ts';
+import { repoRoot } from '../test/support/paths.ts';
+import { parseDockerfile } from './dockerfile.ts';
+import { buildImage, normalizedReference } from './oci.ts';
+import { controllerImage } from './recipes.ts';
+
+const run = promisify(execFile);
+
+describe('the Dockerfile', () => {
+  it('states the operator image\'s runtime settings, on the Node release package.json pins', async () => {
+    const dockerfile = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
+    const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
+    assert.equal(dockerfile.from, `node:${pkg.devDependencies.node}-bookworm-slim`);
+    assert.equal(dockerfile.user, '65532:65532');
+    assert.deepEqual(dockerfile.entrypoint, ['node', '--enable-source-maps', 'build/controller/main.js']);
+    assert.deepEqual(dockerfile.exposedPorts, [8080, 8081]);
+    assert.equal(dockerfile.env?.NODE_ENV, 'production');
+  });
+});
+
+describe('image references', () => {
+  it('are spelled as the kubelet and containerd spell them', () => {
+    assert.equal(normalizedReference('keelson/controller:0.1.0'), 'docker.io/keelson/controller:0.1.0');
+    assert.equal(normalizedReference('busybox:1.36'), 'docker.io/library/busybox:1.36');
+    assert.equal(normalizedReference('keelson.local/tools:1'), 'keelson.local/tools:1');
+    assert.equal(normalizedReference('localhost:5000/a:1'), 'localhost:5000/a:1');
+  });
+});
+
+describe('the operator image', { skip: realNodeUnsupported() ?? false }, () => {
+  it('is reproducible, and carries the Dockerfile\'s settings', async () => {
+    const recipe = await controllerImage();
+    const caches = [await mkdtemp(join(tmpdir(), 'keelson-images-')), await mkdtemp(join(tmpdir(), 'keelson-images-'))];
+    const previous = process.env.XDG_CACHE_HOME;
+    try {
+      const digests: string[] = [];
+      for (const cache of caches) {
+        process.env.XDG_CACHE_HOME = cache;
+        digests.push((await buildImage(recipe)).digest);
+      }
+      assert.equal(digests[0], digests[1], 'two builds of the same inputs differ');
+
+      const layout = join(caches[0]!, 'layout');
+      const archive = (await buildImage(recipe)).archive;
+      await mkdir(layout);
+      await run('tar', ['-xf', archive, '-C', layout]);
+      const blob = (digest: string) => readFile(join(layout, 'blobs', ...digest.split(':')), 'utf8').then(JSON.parse);
+      const manifest = await blob(digests[0]!);
+      const { config } = await blob(manifest.config.digest);
+      const dockerfile = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
+      assert.equal(config.User, dockerfile.user);
+      assert.equal(config.WorkingDir, dockerfile.workingDir);
+      assert.deepEqual(config.Entrypoint, dockerfile.entrypoint);
+      assert.deepEqual(Object.keys(config.ExposedPorts), dockerfile.exposedPorts!.map((p) => `${p}/tcp`));
+      for (const [name, value] of Object.entries(dockerfile.env!)) assert.ok(config.Env.includes(`${name}=${value}`), name);
+    } finally {
+      if (previous === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = previous;
+      await Promise.all(caches.map((c) => rm(c, { recursive: true, force: true })));
+    }
+  });
+});

@@ -1,0 +1,143 @@
+// The install as users run it: the operator image built here, `kubectl apply -f dist/`, and the controller running
+// in-cluster on the real node under its own ServiceAccount. It watches every namespace, so it runs alone (serial),
+// after the tests whose controllers would otherwise share their custom resources with it.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { controllerImage } from '../images/recipes.ts';
+import { controllerName, metricsPort } from '../charts/install.ts';
+import { freshNamespace, testCluster } from './support/cluster.ts';
+import type { LogLine } from './support/controller-process.ts';
+import { repoRoot } from './support/paths.ts';
+import { isReady, loadImage, withoutRealNode } from './support/real-node.ts';
+import { waitFor } from './support/wait.ts';
+
+const cluster = testCluster();
+const system = 'keelson-system';
+const install = join(repoRoot, 'dist/0001-keelson.k8s.yaml');
+let namespace: string;
+let cleanup: () => Promise<void>;
+
+/** Every JSON log line of every controller pod, from each pod's start, including pods that come and go. */
+class ControllerLogs {
+  readonly lines = new Map<string, LogLine[]>();
+  private readonly followers: ChildProcess[] = [];
+  private readonly timer = setInterval(() => void this.followNewPods(), 250);
+
+  private async followNewPods(): Promise<void> {
+    const pods = await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson');
+    for (const pod of pods?.items ?? []) {
+      const name = pod.metadata.name as string;
+      const started = pod.status?.containerStatuses?.[0]?.state?.running || pod.status?.containerStatuses?.[0]?.state?.terminated;
+      if (this.lines.has(name) || !started) continue;
+      this.lines.set(name, []);
+      const follower = spawn(cluster.kubectlPath, [`--kubeconfig=${cluster.state.kubeconfig}`, 'logs', '-f', name, '-n', system],
+        { stdio: ['ignore', 'pipe', 'ignore'] });
+      this.followers.push(follower);
+      createInterface({ input: follower.stdout! }).on('line', (line) => {
+        try {
+          this.lines.get(name)!.push(JSON.parse(line) as LogLine);
+        } catch { /* not a log record */ }
+      });
+    }
+  }
+
+  /** When each pod led: from "became leader" to the lease's release (or its stop, or now while it runs). */
+  leadership(): { pod: string; from: number; to: number }[] {
+    return [...this.lines].flatMap(([pod, lines]) => {
+      const became = lines.find((l) => l.msg === 'became leader');
+      if (!became) return [];
+      const end = lines.find((l) => ['released the lease', 'stopped'].includes(l.msg) || l.msg.startsWith('lost leadership'));
+      return [{ pod, from: Date.parse(became.time), to: end ? Date.parse(end.time) : Infinity }];
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const follower of this.followers) follower.kill();
+  }
+}
+
+async function inPod(pod: string, script: string): Promise<string> {
+  return (await cluster.kubectl(['exec', '-n', system, pod, '--', 'node', '-e', script])).stdout.trim();
+}
+
+async function controllerPods(): Promise<any[]> {
+  return (await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson')).items;
+}
+
+describe('the install from dist/, in-cluster on the real node', { skip: withoutRealNode(cluster) }, () => {
+  let logs: ControllerLogs;
+
+  before(async () => {
+    ({ name: namespace, cleanup } = await freshNamespace(cluster, 'install', { pods: 'real' }));
+    await loadImage(cluster, await controllerImage());
+    logs = new ControllerLogs();
+  });
+  after(async () => {
+    logs?.stop();
+    await cluster.kubectl(['delete', '-f', install, '--wait=false'], { allowFailure: true });
+    await cleanup?.();
+  });
+
+  it('becomes Available with the image built here, as 65532 on a read-only root filesystem', async () => {
+    await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'dist')]);
+    await cluster.kubectl(['rollout', 'status', `deployment/${controllerName}`, '-n', system, '--timeout=180s']);
+    const [pod] = await controllerPods();
+    assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
+    assert.equal(pod.spec.serviceAccountName, controllerName);
+    assert.ok(isReady(pod), 'its readiness probe (/readyz) passes');
+    assert.equal(await inPod(pod.metadata.name, 'console.log(process.getuid(), process.getgid())'), '65532 65532');
+    assert.equal(await inPod(pod.metadata.name,
+      'try { require("fs").writeFileSync("/probe", "x") } catch (e) { console.log(e.code) }'), 'EROFS');
+  });
+
+  it('serves /metrics through its Service to another pod, and reconciles a TDSet whose pods answer HTTP', async () => {
+    const hour = new Date().getUTCHours();
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'keelson.dev/v1alpha1', kind: 'TDSet', metadata: { name: 'hello' },
+        spec: { container: { image: 'keelson.local/hello-world:1', port: 8000 }, service: { port: 80 },
+          schedulingConfig: [{ startTime: hour, endTime: (hour + 2) % 24, replica: 2 }], defaultReplica: 1 } },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client' }, spec: { terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'client', image: 'keelson.local/tools:1', imagePullPolicy: 'Never', command: ['sleep', '3600'] }] } },
+    ] }) });
+    const fetchFromClient = (url: string) => waitFor(`GET ${url} from a pod`, async () => {
+      const result = await cluster.kubectl(['exec', '-n', namespace, 'client', '--', 'timeout', '5', 'wget', '-qO-', url],
+        { allowFailure: true });
+      return result.code === 0 ? result.stdout : undefined;
+    }, { timeoutMs: 90_000 });
+
+    const metrics = await fetchFromClient(`http://${controllerName}-metrics.${system}.svc.cluster.local:${metricsPort}/metrics`);
+    assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/m);
+    await waitFor('2 ready replicas of the TDSet\'s Deployment', async () =>
+      (await cluster.getJson(namespace, 'deployment', 'hello'))?.status?.readyReplicas === 2, { timeoutMs: 90_000 });
+    assert.equal(await fetchFromClient(`http://hello.${namespace}.svc.cluster.local/`), '<pre>Hello World</pre>\n');
+  });
+
+  it('with 2 replicas one leads, and a rollout restart never has two leading at once', async () => {
+    await cluster.kubectl(['scale', `deployment/${controllerName}`, '-n', system, '--replicas=2']);
+    await cluster.kubectl(['rollout', 'status', `deployment/${controllerName}`, '-n', system, '--timeout=180s']);
+    const before = new Set((await controllerPods()).map((p) => p.metadata.name as string));
+    await waitFor('both replicas logging', () => [...before].every((p) => (logs.lines.get(p)?.length ?? 0) > 0));
+    assert.equal(logs.leadership().filter((l) => before.has(l.pod) && l.to === Infinity).length, 1);
+
+    await cluster.kubectl(['rollout', 'restart', `deployment/${controllerName}`, '-n', system]);
+    await cluster.kubectl(['rollout', 'status', `deployment/${controllerName}`, '-n', system, '--timeout=300s']);
+    const leader = await waitFor('a new pod to lead', () => {
+      const current = logs.leadership().filter((l) => l.to === Infinity && !before.has(l.pod));
+      return current.length === 1 ? current[0] : undefined;
+    }, { timeoutMs: 60_000 });
+    const spans = logs.leadership().sort((a, b) => a.from - b.from);
+    for (let i = 1; i < spans.length; i++) {
+      assert.ok(spans[i]!.from >= spans[i - 1]!.to,
+        `${spans[i]!.pod} became leader while ${spans[i - 1]!.pod} still led: ${JSON.stringify(spans)}`);
+    }
+    // The new leader does the work: a changed spec reaches the Deployment.
+    await cluster.kubectl(['patch', 'tdset', 'hello', '-n', namespace, '--type=merge', '-p', '{"spec":{"defaultReplica":1,' +
+      `"schedulingConfig":[{"startTime":${new Date().getUTCHours()},"endTime":${(new Date().getUTCHours() + 2) % 24},"replica":3}]}}`]);
+    await waitFor(`${leader.pod} to scale the Deployment to 3`, async () =>
+      (await cluster.getJson(namespace, 'deployment', 'hello'))?.spec?.replicas === 3, { timeoutMs: 60_000 });
+  });
+});
