@@ -35,7 +35,9 @@ if (!kubeconfig) {
     console.error('no KUBECONFIG: starting a local control plane (npm run cluster -- up keeps one running)');
     cluster = await LocalCluster.start();
     stopCluster = () => cluster!.stop();
-    console.error(`local cluster ready: ${cluster.state.server}; kubeconfig ${cluster.state.kubeconfig}`);
+    const { realNode } = cluster.state;
+    console.error(`local cluster ready: ${cluster.state.server}; kubeconfig ${cluster.state.kubeconfig}; ` +
+      ('name' in realNode ? `pods run on the real node ${realNode.name}` : `no real node (${realNode.skipped})`));
   }
   kubeconfig = cluster.state.kubeconfig;
 }

@@ -101,9 +101,60 @@ export function pauseImage(pauseBinary: string): ImageRecipe {
   };
 }
 
-/** Every image the local cluster loads into its node, by name. */
+/** PostgreSQL 15 from Debian, run as postgres (999); BusyBox gives the member scripts their shell and tools. */
+export const postgresImage: ImageRecipe = {
+  reference: 'keelson.local/postgresql:15',
+  debianPackages: ['postgresql-15', 'busybox-static'],
+  inputs: async () => [],
+  populate: async (root) => {
+    await users(root, ['postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh|postgres:x:999:']);
+    await busyboxApplets(root);
+  },
+  config: { user: '999:999', env: { PATH: `/usr/lib/postgresql/15/bin:${path}`, PGDATA: '/var/lib/postgresql/data' },
+    cmd: ['postgres'], exposedPorts: [5432] },
+};
+
+const javaHome = '/usr/lib/jvm/java-17-openjdk-amd64';
+const javaApp = `import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+
+public class App {
+  public static void main(String[] args) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress(8080), 0);
+    server.createContext("/", exchange -> {
+      byte[] body = ("java-app on " + Runtime.version() + "\\n").getBytes();
+      exchange.sendResponseHeaders(200, body.length);
+      exchange.getResponseBody().write(body);
+      exchange.close();
+    });
+    server.start();
+    System.out.println("listening on 8080");
+  }
+}
+`;
+
+/** A JVM application (Debian's OpenJDK 17, with the jcmd an agent is loaded by) serving HTTP on 8080. */
+export const javaAppImage: ImageRecipe = {
+  reference: 'keelson.local/java-app:1',
+  debianPackages: ['openjdk-17-jdk-headless', 'busybox-static'],
+  inputs: async () => [javaApp, (await run('javac', ['-version'])).stdout],
+  populate: async (root) => {
+    await users(root, ['app:x:65532:65532:app:/nonexistent:/sbin/nologin|app:x:65532:']);
+    await busyboxApplets(root);
+    const source = join(root, 'app');
+    await mkdir(source);
+    await writeFile(join(source, 'App.java'), javaApp);
+    await run('javac', ['--release', '17', '-d', source, join(source, 'App.java')]);
+  },
+  config: { user: '65532:65532', workingDir: '/app', env: { PATH: `${javaHome}/bin:${path}`, JAVA_HOME: javaHome },
+    entrypoint: ['java', '-cp', '/app', 'App'], exposedPorts: [8080] },
+};
+
+/** Every image `npm run image` builds, by name. */
 export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {
   controller: controllerImage,
   tools: async () => toolsImage,
   'hello-world': async () => helloWorldImage,
+  postgresql: async () => postgresImage,
+  'java-app': async () => javaAppImage,
 };
