@@ -5,9 +5,9 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -132,6 +132,11 @@ export async function buildImage(recipe: ImageRecipe, log: (line: string) => voi
     await writeFile(join(staging, 'image.json'), JSON.stringify(built, null, 2));
     await rm(cached, { recursive: true, force: true });
     await rename(staging, cached);
+    // Earlier builds of this reference are dead weight (the operator's is rebuilt on every code change).
+    const prefix = basename(cached).slice(0, -key.length);
+    const stale = (await readdir(imageCacheDir()))
+      .filter((entry) => entry.startsWith(prefix) && entry !== basename(cached) && !entry.includes('.partial-'));
+    await Promise.all(stale.map((entry) => rm(join(imageCacheDir(), entry), { recursive: true, force: true })));
     log(`built image ${recipe.reference} in ${((Date.now() - started) / 1000).toFixed(0)}s: ${digest}, ` +
       `${megabytes(compressedBytes)} compressed`);
     return built;
