@@ -59,6 +59,25 @@ describe('WorkQueue', () => {
     assert.equal(queue.failuresOf('k'), 0);
   });
 
+  it('hands out no queued key once shut down: a deposed or stopping controller starts nothing new', async () => {
+    const queue = new WorkQueue(counting());
+    for (let i = 0; i < 200; i++) queue.add(`ns/k${i}`);
+    assert.equal(await queue.get(), 'ns/k0');
+    queue.shutDown();
+    assert.equal(await queue.get(), undefined);
+    assert.equal(queue.length, 0);
+  });
+
+  it('waits out a delay beyond setTimeout\'s 24.8-day limit instead of firing at once', async () => {
+    const queue = new WorkQueue(counting());
+    queue.addAfter('far', 30 * 24 * 3600_000);
+    const next = queue.get();
+    const fired = await Promise.race([next.then(() => true), new Promise((resolve) => setTimeout(resolve, 100, false))]);
+    assert.equal(fired, false, 'a 30-day requeue fired within 100 ms');
+    queue.shutDown();
+    assert.equal(await next, undefined);
+  });
+
   it('keeps the earlier of two delayed adds', async () => {
     const queue = new WorkQueue(counting());
     queue.addAfter('k', 60_000);

@@ -17,6 +17,9 @@ export interface BackoffOptions {
 
 export const defaultBackoff: BackoffOptions = { baseDelayMs: 5, maxDelayMs: 1_000_000 };
 
+/** setTimeout fires at once, with a warning, for any delay above 2^31 - 1 ms (24.8 days). */
+const longestTimerMs = 2 ** 31 - 1;
+
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
@@ -54,12 +57,21 @@ export class WorkQueue {
     const pending = this.delayed.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
+    this.delayed.set(key, { at, timer: this.timerUntil(key, at) });
+  }
+
+  /** A timer that adds the key at `at`, in steps setTimeout can take. */
+  private timerUntil(key: string, at: number): NodeJS.Timeout {
     const timer = setTimeout(() => {
+      if (at - Date.now() > 0) {
+        this.delayed.set(key, { at, timer: this.timerUntil(key, at) });
+        return;
+      }
       this.delayed.delete(key);
       this.add(key);
-    }, delayMs);
+    }, Math.min(at - Date.now(), longestTimerMs));
     timer.unref();
-    this.delayed.set(key, { at, timer });
+    return timer;
   }
 
   /** Adds the key after its backoff: base * 2^failures, capped. */
@@ -79,11 +91,11 @@ export class WorkQueue {
     return this.failures.get(key) ?? 0;
   }
 
-  /** The next key to process, or undefined once the queue is shut down and drained of waiting workers. */
+  /** The next key to process, or undefined once the queue is shut down (queued keys are then dropped). */
   get(): Promise<string | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
     const key = this.queue.shift();
     if (key !== undefined) return Promise.resolve(this.take(key));
-    if (this.closed) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -94,9 +106,14 @@ export class WorkQueue {
     if (this.dirty.has(key) && !this.closed) this.push(key);
   }
 
-  /** Stops handing out keys: waiting workers get undefined; keys in process may still call done. */
+  /**
+   * Stops handing out keys, queued ones included: a controller that lost leadership or is stopping must start no
+   * reconcile. Waiting workers get undefined; keys in process may still call done.
+   */
   shutDown(): void {
     this.closed = true;
+    this.queue.splice(0);
+    this.observer.depth(0);
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
     this.waiters.splice(0).forEach((resolve) => resolve(undefined));
