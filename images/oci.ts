@@ -54,7 +54,7 @@ async function sh(command: string, args: string[], cwd?: string): Promise<string
 }
 
 /** A deterministic tar of `dir`'s content: sorted names, fixed times and owners, file capabilities kept. */
-export async function deterministicTar(dir: string, archive: string): Promise<void> {
+async function deterministicTar(dir: string, archive: string): Promise<void> {
   await sh('tar', ['--sort=name', `--mtime=@${epoch}`, '--clamp-mtime', '--owner=0', '--group=0', '--numeric-owner',
     '--xattrs', '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime', '--format=posix',
     '-C', dir, '-cf', archive, '.']);
@@ -87,7 +87,7 @@ function splitReference(reference: string): { repository: string; tag: string } 
   return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
 }
 
-export function imageCacheDir(): string {
+function imageCacheDir(): string {
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'keelson', 'images');
 }
 

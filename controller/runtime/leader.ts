@@ -1,6 +1,7 @@
 // Leader election on a coordination.k8s.io Lease, as client-go does it: a lease is taken over only after it went
-// unrenewed for its whole duration as observed by this process's own clock (so clock skew between replicas does not
-// matter), every write carries resourceVersion, and a leader that cannot renew in time steps down.
+// unrenewed for its whole duration as observed by this process's own monotonic clock (so neither clock skew between
+// replicas nor a wall clock that steps matters), every write carries resourceVersion, and a leader that cannot renew
+// in time steps down.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Client } from './client.ts';
@@ -42,13 +43,20 @@ export class LeaderElector {
     return this.leading;
   }
 
-  /** Resolves once this process holds the lease; rejects if `signal` aborts first. */
+  /**
+   * Resolves once this process holds the lease; rejects if `signal` aborts first. An apiserver that errs or cannot
+   * be reached is waited out, as client-go does: a follower that exited on it would only crash-loop.
+   */
   async acquire(signal: AbortSignal): Promise<void> {
     for (;;) {
-      if (await this.tryAcquireOrRenew()) {
-        this.setLeading(true);
-        this.log.info({ lease: `${this.options.namespace}/${this.options.name}` }, 'became leader');
-        return;
+      try {
+        if (await this.tryAcquireOrRenew()) {
+          this.setLeading(true);
+          this.log.info({ lease: `${this.options.namespace}/${this.options.name}` }, 'became leader');
+          return;
+        }
+      } catch (error) {
+        this.log.warn({ lease: this.options.name, err: (error as Error).message }, 'could not acquire the lease; retrying');
       }
       await sleep(this.options.retryPeriodMs, undefined, { signal });
     }
@@ -56,12 +64,12 @@ export class LeaderElector {
 
   /** Renews until renewal fails past the deadline (resolves: leadership lost) or `signal` aborts (resolves). */
   async keepRenewing(signal: AbortSignal): Promise<'lost' | 'stopped'> {
-    let lastRenewed = Date.now();
+    let lastRenewed = performance.now();
     while (!signal.aborted) {
       await sleep(this.options.retryPeriodMs, undefined, { signal }).catch(() => {});
       if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew().catch(() => false)) lastRenewed = Date.now();
-      else if (Date.now() - lastRenewed > this.options.renewDeadlineMs) {
+      if (await this.tryAcquireOrRenew().catch(() => false)) lastRenewed = performance.now();
+      else if (performance.now() - lastRenewed > this.options.renewDeadlineMs) {
         this.setLeading(false);
         this.log.error({ lease: this.options.name }, 'lost leadership: could not renew the lease in time');
         return 'lost';
@@ -102,9 +110,9 @@ export class LeaderElector {
       }
       const spec = current.spec ?? {};
       const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
-      if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+      if (this.observed?.record !== record) this.observed = { record, at: performance.now() };
       const heldByOther = spec.holderIdentity && spec.holderIdentity !== identity;
-      const expired = Date.now() - this.observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+      const expired = performance.now() - this.observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
       if (heldByOther && !expired) return false;
       const takingOver = spec.holderIdentity !== identity;
       this.lease = await this.client.update<Lease>(types.leases, { ...current, spec: {

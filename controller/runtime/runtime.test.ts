@@ -259,6 +259,21 @@ describe('controller runtime', () => {
     assert.ok(stopping >= 0 && finished > stopping, `the reconcile did not finish after SIGTERM:\n${fixture.describe()}`);
   });
 
+  it('keeps trying to acquire the lease through apiserver errors, and leads once they pass', async () => {
+    proxy.partition();
+    const candidate = await startFixture(kubeconfig, ['--leader-elect'], { POD_NAME: 'fixture-patient' });
+    try {
+      await candidate.waitForLog('a failed attempt, then another', (l) => l.msg === 'could not acquire the lease; retrying' &&
+        candidate.logs.filter((m) => m.msg === l.msg).length >= 2, { timeoutMs: 20_000 });
+      proxy.resume();
+      await waitFor('it to lead', async () => (await candidate.metric('leader_election_master_status')) === 1,
+        { timeoutMs: 30_000 });
+    } finally {
+      proxy.resume();
+      await candidate.stop();
+    }
+  });
+
   it('elects one leader; another takes over within the lease when it dies, at once when it stops', async () => {
     const leaderFlags = ['--leader-elect'];
     const start = (name: string) => startFixture(kubeconfig, leaderFlags, { POD_NAME: name });

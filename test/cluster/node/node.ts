@@ -13,9 +13,9 @@ import { bridge, nodeNetwork, serviceNetwork } from './host.ts';
 const run = promisify(execFile);
 
 export const realNodeName = 'keelson-node';
-export const clusterDnsIp = '10.0.0.10';
-export const sandboxImage = 'keelson.local/pause:3.10';
-export const storageClassName = 'local-path';
+const clusterDnsIp = '10.0.0.10';
+const sandboxImage = 'keelson.local/pause:3.10';
+const storageClassName = 'local-path';
 const provisionerNamespace = 'local-path-storage';
 
 export interface NodePorts {
@@ -40,7 +40,7 @@ export interface NodeLayout {
   ports: NodePorts;
 }
 
-export function nodeDir(dir: string): string {
+function nodeDir(dir: string): string {
   return join(dir, 'node');
 }
 
@@ -233,5 +233,5 @@ export function nodeAddonObjects(): object[] {
 /** Loads an OCI image archive into the node's containerd, where the kubelet finds it (pods never pull). */
 export async function importImage(bin: string, dir: string, archive: string): Promise<void> {
   await run(join(bin, 'ctr'), ['--address', containerdSocket(dir), '--namespace', 'k8s.io', 'images', 'import',
-    '--no-unpack=false', archive], { timeout: 5 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+    archive], { timeout: 5 * 60_000, maxBuffer: 16 * 1024 * 1024 });
 }
