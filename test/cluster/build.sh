@@ -55,7 +55,7 @@ done
 build() { local module=$1; shift; (cd "$here/$module" && go build -trimpath "$@"); }
 
 if [ "$set_name" = control-plane ]; then
-  step "building the Kubernetes $version control plane into $bin (once per pinned version; cold: 10-15 min on 2 cores)"
+  step "building the Kubernetes $version control plane into $bin (once per pinned version; cold: about 8 min on 2 cores)"
   build k8s -ldflags "-s -w$stamp" -o "$staging/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
@@ -71,7 +71,7 @@ if [ "$set_name" = control-plane ]; then
     "$kwok_dir"/kustomize/stage/pod/fast/pod-*.yaml "$staging/kwok-stages/"
   cp "$kwok_dir"/kustomize/crd/bases/*.yaml "$staging/kwok-crds/"
 else
-  step "building the real node's kubelet and kube-proxy $version into $bin (once per pinned version; cold: about 5 min)"
+  step "building the real node's kubelet and kube-proxy $version into $bin (once per pinned version; cold: about 4 min after the control plane)"
   build k8s -ldflags "-s -w$stamp" -o "$staging/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
   step "building containerd and ctr"
   build node/runtime -tags "no_btrfs no_devmapper no_zfs" -ldflags "-s -w" -o "$staging/" \
