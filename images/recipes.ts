@@ -74,12 +74,10 @@ export const toolsImage: ImageRecipe = {
 
 /** A web server answering "Hello World" on 8000, standing in for the TDSet sample's public image. */
 export const helloWorldImage: ImageRecipe = {
+  ...toolsImage,
   reference: 'keelson.local/hello-world:1',
-  debianPackages: ['busybox-static'],
-  inputs: async () => [],
   populate: async (root) => {
-    await users(root);
-    await busyboxApplets(root);
+    await toolsImage.populate(root);
     await mkdir(join(root, 'www'));
     await writeFile(join(root, 'www/index.html'), '<pre>Hello World</pre>\n');
   },

@@ -111,14 +111,19 @@ async function makeBridge(): Promise<void> {
   await sh('iptables', ['-I', 'FORWARD', '1', '-j', forwardChain]);
 }
 
-/** Every process running one of the node's binaries, and every process in a kubepods cgroup (the containers). */
-function nodeProcesses(bin: string | undefined): number[] {
+/**
+ * Every process running one of the node's binaries and every process in a kubepods cgroup (the containers); with
+ * `orphanedDir`, also every process naming that folder in its arguments: the rest of a cluster whose supervisor was
+ * killed alone.
+ */
+function nodeProcesses(bin: string | undefined, orphanedDir?: string): number[] {
   const pids = new Set<number>();
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
-      if (bin && readlinkSync(`/proc/${pid}/exe`).startsWith(`${bin}/`)) pids.add(pid);
+      if ((bin && readlinkSync(`/proc/${pid}/exe`).startsWith(`${bin}/`)) ||
+        (orphanedDir && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`${orphanedDir}/`))) pids.add(pid);
     } catch { /* gone, or a kernel thread */ }
   }
   for (const cgroup of kubepodsCgroups()) {
@@ -150,9 +155,11 @@ function mountsUnder(roots: string[]): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
-async function killAll(bin: string | undefined): Promise<void> {
+async function killAll(owner: HostRecord | undefined): Promise<void> {
+  // A live owner is stopping and has stopped its own processes; a dead one's may all still run.
+  const orphanedDir = owner && owner.pid !== process.pid ? owner.dir : undefined;
   for (let round = 0; round < 50; round++) {
-    const pids = nodeProcesses(bin);
+    const pids = nodeProcesses(owner?.bin, orphanedDir);
     if (pids.length === 0) return;
     for (const pid of pids) {
       try {
@@ -161,7 +168,7 @@ async function killAll(bin: string | undefined): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`node processes survive SIGKILL: ${nodeProcesses(bin).join(', ')}`);
+  throw new Error(`node processes survive SIGKILL: ${nodeProcesses(owner?.bin, orphanedDir).join(', ')}`);
 }
 
 async function deleteChains(): Promise<void> {
@@ -199,7 +206,7 @@ function splitRule(rule: string): string[] {
  */
 export async function sweepHost(): Promise<void> {
   const record = await readRecord();
-  await killAll(record?.bin);
+  await killAll(record);
   const roots = [...(record ? [record.dir] : []), ...fixedPaths];
   for (const point of mountsUnder(roots)) await sh('umount', ['--lazy', point], { allowFailure: true });
   for (let round = 0; round < 50 && kubepodsCgroups().length > 0; round++) {
@@ -224,11 +231,15 @@ export async function sweepHost(): Promise<void> {
   await rm(recordFile, { force: true });
 }
 
-/** What of a node is still on this machine (empty when nothing is): for tests and `npm run cluster -- status`. */
-export async function hostLeftovers(bin?: string): Promise<string[]> {
+/**
+ * What of a node is still on this machine (empty when nothing is), for tests and `npm run cluster -- down`: that of
+ * the recorded owner, or of the cluster `owner` names once the record is gone.
+ */
+export async function hostLeftovers(owner?: { bin: string; dir: string }): Promise<string[]> {
   const record = await readRecord();
   const left: string[] = [];
-  const processes = nodeProcesses(bin ?? record?.bin);
+  const { bin, dir } = owner ?? record ?? {};
+  const processes = nodeProcesses(bin, dir);
   if (processes.length) left.push(`processes ${processes.join(', ')}`);
   const cgroups = kubepodsCgroups();
   if (cgroups.length) left.push(`cgroups ${cgroups.slice(-3).join(', ')}`);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { it } from 'node:test';
 import { LocalCluster } from '../cluster.ts';
-import type { ClusterState } from '../state.ts';
+import { isAlive, type ClusterState } from '../state.ts';
 import { repoRoot } from '../../support/paths.ts';
 import { waitFor } from '../../support/wait.ts';
 import { hostLeftovers, realNodeUnsupported } from './host.ts';
@@ -26,9 +26,10 @@ function hostSnapshot(): Record<string, string> {
     bridges: readFileSync('/proc/net/dev', 'utf8').includes('keelson0') ? 'keelson0' : 'none' };
 }
 
-function startOwnedSupervisor(dir: string): Promise<{ pid: number; state: ClusterState }> {
+/** A cluster that nothing tears down: no --watch-stdin, no --remove-dir. */
+function startUnwatchedSupervisor(dir: string): Promise<{ pid: number; state: ClusterState }> {
   const child = spawn(process.execPath, [join(repoRoot, 'build/test/cluster/supervisor.js'), '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the supervisor exited with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -44,7 +45,7 @@ it('sweeps, at the next start, all that a SIGKILLed cluster\'s real node left on
   { skip: unsupported ?? (held ? 'the cluster of `npm run cluster -- up` holds the real node' : false) }, async () => {
     const before = hostSnapshot();
     const dir = await mkdtemp(join(tmpdir(), 'keelson-cluster-'));
-    const { pid, state } = await startOwnedSupervisor(dir);
+    const { pid, state } = await startUnwatchedSupervisor(dir);
     assert.ok('name' in state.realNode, `the killed cluster had no real node: ${JSON.stringify(state.realNode)}`);
     const cluster = LocalCluster.attach(dir)!;
     await cluster.kubectl(['run', 'left-running', '--image=keelson.local/tools:1', '--image-pull-policy=Never', '--',
@@ -52,16 +53,18 @@ it('sweeps, at the next start, all that a SIGKILLed cluster\'s real node left on
     await waitFor('a running container', async () => (await cluster.getJson('default', 'pod', 'left-running'))
       ?.status?.phase === 'Running', { timeoutMs: 60_000 });
 
-    process.kill(-pid, 'SIGKILL');
-    await waitFor('the supervisor to be gone', () => { try { process.kill(pid, 0); return false; } catch { return true; } });
-    const left = await hostLeftovers(state.realNode.bin);
-    assert.ok(left.some((l) => l.startsWith('processes')), `the container and shim outlive the kill: ${left.join('; ')}`);
+    // The supervisor alone: its control plane, node and containers are orphaned and go on running.
+    process.kill(pid, 'SIGKILL');
+    await waitFor('the supervisor to be gone', () => !isAlive(pid));
+    const owner = { bin: state.realNode.bin, dir };
+    const left = await hostLeftovers(owner);
+    assert.ok(left.some((l) => l.startsWith('processes')), `the cluster outlives the kill: ${left.join('; ')}`);
     assert.ok(left.some((l) => l.startsWith('bridge')), 'the bridge outlives the kill');
 
     const next = await LocalCluster.start();
     assert.ok('name' in next.state.realNode, `the next cluster did not get the node: ${JSON.stringify(next.state.realNode)}`);
     await next.stop();
     await rm(dir, { recursive: true, force: true });
-    assert.deepEqual(await hostLeftovers(state.realNode.bin), []);
+    assert.deepEqual(await hostLeftovers(owner), []);
     assert.deepEqual(hostSnapshot(), before);
   });
