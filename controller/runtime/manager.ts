@@ -105,13 +105,18 @@ export class Manager {
       namespace: this.options.namespace ?? 'all' }, 'starting');
 
     const elector = this.options.leaderElect ? this.elector() : undefined;
+    // Renewal outlives SIGTERM until the drain ends: a drain longer than the lease must not let a follower lead
+    // while this process still writes.
+    const renewal = new AbortController();
+    let leadership: Promise<'lost' | 'stopped'> | undefined;
     this.cache.start();
     let exitCode = 0;
     try {
       await Promise.all([this.cache.waitForSync(), elector?.acquire(signal)].map((p) => abortable(p, signal)));
       this.log.info('caches synced; starting controllers');
       for (const controller of this.controllers) controller.start();
-      const outcome = elector ? await elector.keepRenewing(signal) : await aborted(signal);
+      leadership = elector?.keepRenewing(renewal.signal);
+      const outcome = await Promise.race([aborted(signal), ...(leadership ? [leadership] : [])]);
       if (outcome === 'lost') exitCode = 1;
     } catch (error) {
       if (!signal.aborted) throw error;
@@ -126,6 +131,8 @@ export class Manager {
         this.log.error({ timeoutMs: shutdownTimeoutMs }, 'reconciles still running at the shutdown deadline');
         exitCode = 1;
       }
+      renewal.abort();
+      await leadership;
       await elector?.release();
       await this.cache.stop();
       await this.closeServers();

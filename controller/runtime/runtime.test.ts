@@ -259,6 +259,28 @@ describe('controller runtime', () => {
     assert.ok(stopping >= 0 && finished > stopping, `the reconcile did not finish after SIGTERM:\n${fixture.describe()}`);
   });
 
+  it('keeps renewing the lease through a drain longer than the lease, and only then hands it over', async () => {
+    const start = (name: string) => startFixture(kubeconfig, ['--leader-elect'], { POD_NAME: name });
+    const leader = await start('fixture-draining');
+    await leader.waitForLog('the first to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
+    const follower = await start('fixture-waiting');
+    try {
+      await putSource('long-drain', { sleepMs: '20000' });
+      await leader.waitForLog('the 20 s reconcile to start', about('long-drain', 'reconcile started'));
+      leader.signal('SIGTERM');
+      assert.equal((await leader.exited).code, 0, leader.describe());
+      const released = leader.logs.find((l) => l.msg === 'released the lease');
+      assert.ok(released, `the lease was not released:\n${leader.describe()}`);
+      const took = await follower.waitForLog('the follower to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
+      assert.ok(Date.parse(took.time) >= Date.parse(released.time),
+        `the follower led at ${took.time}, while the leader still drained (released at ${released.time})`);
+    } finally {
+      // Every later leader would reconcile it, for 20 s, at start.
+      await cluster.kubectl(['delete', 'configmap', 'long-drain', '-n', namespace]);
+      await Promise.all([leader.stop(), follower.stop()]);
+    }
+  });
+
   it('keeps trying to acquire the lease through apiserver errors, and leads once they pass', async () => {
     proxy.partition();
     const candidate = await startFixture(kubeconfig, ['--leader-elect'], { POD_NAME: 'fixture-patient' });
