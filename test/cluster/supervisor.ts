@@ -82,7 +82,7 @@ class Supervisor {
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly layout: Layout, private readonly removeDir: boolean,
-    private readonly node: RealNode | undefined, private readonly nodeSkipped: string | undefined) {}
+    private readonly node: RealNode | { skipped: string }) {}
 
   private get tls(): ClientTls {
     const { pki } = this.layout;
@@ -129,8 +129,9 @@ class Supervisor {
       pki: layout.pki as Required<typeof layout.pki>, ports: node.ports });
     // The runc shim is found on PATH.
     await this.launch(containerd!, { ...process.env, PATH: `${node.bin}:${process.env.PATH}` });
-    for (const image of await images) await importImage(node.bin, layout.dir, image.archive);
-    progress('images loaded into the node: ' + (await images).map((i) => i.reference).join(', '));
+    const built = await images;
+    for (const image of built) await importImage(node.bin, layout.dir, image.archive);
+    progress(`images loaded into the node: ${built.map((i) => i.reference).join(', ')}`);
     await this.launch(kubelet!);
     // The kubelet registers its Node a moment after it starts: kubectl wait would fail at once on NotFound.
     await waitFor(`node ${realNodeName} to register and be Ready`, async () => (await this.kubectl('get', 'node',
@@ -140,8 +141,8 @@ class Supervisor {
   }
 
   async start(): Promise<ClusterState> {
-    const { layout } = this;
-    if (this.nodeSkipped) progress(`no real node: ${this.nodeSkipped}; pods run on kwok nodes only`);
+    const { layout, node } = this;
+    if ('skipped' in node) progress(`no real node: ${node.skipped}; pods run on kwok nodes only`);
     await this.launch(etcd(layout));
     await this.launch(kubeApiserver(layout));
 
@@ -152,7 +153,7 @@ class Supervisor {
     await this.kubectl('apply', '--server-side', '-f', '-', { input: JSON.stringify(nodeHeartbeatStage) });
     const nodes = join(layout.dir, 'nodes.json');
     await writeFile(nodes, JSON.stringify({ apiVersion: 'v1', kind: 'List',
-      items: nodeNames.map((name) => nodeManifest(name, this.node !== undefined)) }));
+      items: nodeNames.map((name) => nodeManifest(name, !('skipped' in node))) }));
     await this.kubectl('apply', '--server-side', '-f', nodes);
 
     await Promise.all([kubeControllerManager(layout), kubeScheduler(layout), kwok(layout)].map((spec) => this.launch(spec)));
@@ -160,7 +161,7 @@ class Supervisor {
     // Pods are refused in a namespace until the controller-manager has made its default ServiceAccount.
     await waitFor('the default ServiceAccount', () => this.kubectl('get', 'serviceaccount', 'default', '-n', 'default'),
       { timeoutMs: 60_000 });
-    if (this.node) await this.startNode(this.node);
+    if (!('skipped' in node)) await this.startNode(node);
 
     const version = JSON.parse(await this.kubectl('version', '-o', 'json')).serverVersion.gitVersion as string;
     const state: ClusterState = {
@@ -172,8 +173,8 @@ class Supervisor {
       etcd: `http://127.0.0.1:${layout.ports.etcdClient}`,
       ports: layout.ports,
       nodes: [...nodeNames],
-      realNode: this.node ? { name: realNodeName, bin: this.node.bin, containerdSocket: containerdSocket(layout.dir) }
-        : { skipped: this.nodeSkipped ?? 'not asked for (--real-node=off)' },
+      realNode: 'skipped' in node ? node
+        : { name: realNodeName, bin: node.bin, containerdSocket: containerdSocket(layout.dir) },
       version,
       pids: Object.fromEntries(this.processes.map((p) => [p.name, p.pid ?? -1])),
       logs: Object.fromEntries(this.processes.map((p) => [p.name, p.logFile])),
@@ -189,7 +190,7 @@ class Supervisor {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       for (const proc of [...this.processes].reverse()) await proc.stop();
-      if (this.node) await sweepHost();
+      if (!('skipped' in this.node)) await sweepHost();
       if (this.removeDir) await rm(this.layout.dir, { recursive: true, force: true });
       else await rm(stateFile(this.layout.dir), { force: true });
     })();
@@ -210,27 +211,26 @@ async function main(): Promise<void> {
   await mkdir(join(dir, 'pki'), { recursive: true, mode: 0o700 });
 
   const bin = await build('control-plane');
-  let nodeSkipped = values['real-node'] === 'off' ? 'not asked for (--real-node=off)' : realNodeUnsupported();
-  let node: RealNode | undefined;
-  if (!nodeSkipped) {
+  const unsupported = values['real-node'] === 'off' ? 'not asked for (--real-node=off)' : realNodeUnsupported();
+  let node: RealNode | { skipped: string } = { skipped: unsupported ?? '' };
+  if (!unsupported) {
     const nodeBin = await build('node');
-    nodeSkipped = (await takeNode(dir, nodeBin)).heldBy;
-    if (!nodeSkipped) {
-      node = { bin: nodeBin, ports: await freePorts(['kubelet', 'kubeletHealth', 'containerdMetrics', 'kubeProxyHealth',
-        'kubeProxyMetrics', 'dnsHealth', 'dnsReady'] as const) };
-    }
+    const { heldBy } = await takeNode(dir, nodeBin);
+    node = heldBy ? { skipped: heldBy } : { bin: nodeBin, ports: await freePorts(['kubelet', 'kubeletHealth',
+      'containerdMetrics', 'kubeProxyHealth', 'kubeProxyMetrics', 'dnsHealth', 'dnsReady'] as const) };
   }
-  const address = node ? nodeNetwork.ip : '127.0.0.1';
+  const real = !('skipped' in node);
+  const address = real ? nodeNetwork.ip : '127.0.0.1';
   const [ports, pki] = await Promise.all([
     freePorts(['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler', 'kwok'] as const),
-    makePki(join(dir, 'pki'), node ? { name: realNodeName, ip: address } : undefined)]);
+    makePki(join(dir, 'pki'), real ? { name: realNodeName, ip: address } : undefined)]);
   const kubeconfig = join(dir, 'kubeconfig');
   const layout: Layout = { dir, bin, pki, ports, kubeconfig, address,
     ...(values.controllers ? { controllers: values.controllers } : {}) };
   await writeFile(kubeconfig, kubeconfigFor(`https://${address}:${ports.apiserver}`,
     { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey }), { mode: 0o600 });
 
-  const supervisor = new Supervisor(layout, values['remove-dir'] ?? false, node, nodeSkipped);
+  const supervisor = new Supervisor(layout, values['remove-dir'] ?? false, node);
   const shutdown = (code: number) => () => void supervisor.stop().finally(() => process.exit(code));
   process.on('SIGTERM', shutdown(0));
   process.on('SIGINT', shutdown(0));
