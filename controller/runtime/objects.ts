@@ -1,7 +1,8 @@
 // Owned objects: controller owner references, and server-side apply that sends nothing when the cached object
-// already has every field we set.
+// already has every field we set and we own no field we stopped setting.
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from './client.ts';
+import { appliedFields, ownsMoreThan } from './managed-fields.ts';
 import type { KubeObject, OwnerReference, ResourceType } from './resources.ts';
 
 export type Owner = KubeObject & { apiVersion: string; kind: string; metadata: { uid: string } };
@@ -28,10 +29,15 @@ export function contains(actual: unknown, desired: unknown): boolean {
   return isDeepStrictEqual(actual, desired);
 }
 
-/** Server-side applies `desired` unless `current` already contains it; returns what is now in the cluster. */
+/**
+ * Server-side applies `desired` unless `current` already contains it and holds no field this client's manager applied
+ * before but `desired` leaves out; returns what is now in the cluster.
+ */
 export async function applyIfChanged<T extends KubeObject>(client: Client, type: ResourceType, desired: T,
   current: T | undefined): Promise<{ object: T; changed: boolean }> {
   const { apiVersion: _v, kind: _k, ...fields } = desired;
-  if (current && contains(current, fields)) return { object: current, changed: false };
+  const owned = current && appliedFields(current, client.fieldManager);
+  const dropped = owned !== undefined && ownsMoreThan(owned, fields);
+  if (current && !dropped && contains(current, fields)) return { object: current, changed: false };
   return { object: await client.apply(type, desired), changed: true };
 }
