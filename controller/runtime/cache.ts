@@ -42,6 +42,11 @@ export class Cache {
     return [...this.informers.values()].every((informer) => informer.hasSynced);
   }
 
+  /** Each informer not synced yet, by name, with its last error. */
+  notSynced(): string[] {
+    return [...this.informers.values()].flatMap((informer) => informer.notSyncedBecause ?? []);
+  }
+
   async waitForSync(): Promise<void> {
     await Promise.all([...this.informers.values()].map((informer) => informer.waitForSync()));
   }

@@ -2,6 +2,7 @@
 // queue; workers reconcile one key at a time each, level-triggered from the cache.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { withSignal } from './abort.ts';
 import type { Cache } from './cache.ts';
 import type { Client } from './client.ts';
 import type { Metrics } from './metrics.ts';
@@ -17,6 +18,11 @@ export interface Request {
 export interface ReconcileContext {
   log: Logger;
   reconcileId: string;
+  /**
+   * Aborts when the reconcile passes its deadline or the controller stops (shutdown, lost leadership). The client's
+   * calls made during the reconcile honour it on their own; pass it to anything else that waits.
+   */
+  signal: AbortSignal;
 }
 
 /** Done, or come back after a delay (level-triggered: the key is reconciled from the cache again). */
@@ -37,11 +43,16 @@ export interface ControllerSpec {
   reconcile(request: Request, context: ReconcileContext): Promise<ReconcileResult>;
   workers?: number;
   backoff?: BackoffOptions;
+  /** How long one reconcile may run before its signal aborts and it is retried with backoff. Default 2 minutes. */
+  reconcileTimeoutMs?: number;
 }
+
+const defaultReconcileTimeoutMs = 120_000;
 
 export class Controller {
   readonly queue: WorkQueue;
   private workers: Promise<void>[] = [];
+  private readonly stopping = new AbortController();
 
   constructor(
     readonly spec: ControllerSpec,
@@ -59,6 +70,7 @@ export class Controller {
       waited: (s) => metrics.queueDuration.observe(labels, s),
       worked: (s) => metrics.workDuration.observe(labels, s),
     }, spec.backoff);
+    metrics.workInProgressSources.set(spec.name, this.queue);
   }
 
   /** Subscribes to the informers it needs; events queue keys from now on, even before workers start. */
@@ -88,22 +100,28 @@ export class Controller {
     for (let i = 0; i < workers; i++) this.workers.push(this.work());
   }
 
-  /** Takes no new keys and resolves once every reconcile in flight has finished. */
+  /** Starts no new reconcile, aborts those in flight, and resolves once they have returned. */
   async stop(): Promise<void> {
     this.queue.shutDown();
+    this.stopping.abort(new Error(`controller ${this.spec.name} is stopping`));
     await Promise.all(this.workers);
   }
 
   private async work(): Promise<void> {
     const controller = this.spec.name;
+    const timeoutMs = this.spec.reconcileTimeoutMs ?? defaultReconcileTimeoutMs;
     for (let key = await this.queue.get(); key !== undefined; key = await this.queue.get()) {
       const request = parseKey(key);
       const reconcileId = randomUUID();
       const log = this.log.child({ controller, kind: this.spec.for.kind, ...request, reconcileId });
       const started = performance.now();
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error(`the reconcile passed its ${timeoutMs} ms deadline`)),
+        timeoutMs);
+      const signal = AbortSignal.any([this.stopping.signal, deadline.signal]);
       this.metrics.activeWorkers.inc({ controller });
       try {
-        const result = await this.spec.reconcile(request, { log, reconcileId });
+        const result = await withSignal(signal, () => this.spec.reconcile(request, { log, reconcileId, signal }));
         this.queue.forget(key);
         if (result && result.requeueAfterMs > 0) {
           this.queue.addAfter(key, result.requeueAfterMs);
@@ -115,9 +133,12 @@ export class Controller {
         this.metrics.reconcileTotal.inc({ controller, result: 'error' });
         this.metrics.reconcileErrors.inc({ controller });
         this.queue.addRateLimited(key);
-        if (error instanceof ApiError && error.conflict) log.info({ err: error.message }, 'conflict; retrying from the cache');
+        if (this.stopping.signal.aborted) log.info({ err: (error as Error).message }, 'reconcile aborted: stopping');
+        else if (deadline.signal.aborted) log.error({ timeoutMs }, 'reconcile passed its deadline; retrying with backoff');
+        else if (error instanceof ApiError && error.conflict) log.info({ err: error.message }, 'conflict; retrying from the cache');
         else log.error({ err: error }, 'reconcile failed; retrying with backoff');
       } finally {
+        clearTimeout(timer);
         this.metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
         this.metrics.activeWorkers.dec({ controller });
         this.queue.done(key);

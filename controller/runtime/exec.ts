@@ -33,19 +33,23 @@ export function exitCodeOf(status: V1Status): number | undefined {
   return Number.isInteger(code) ? code : undefined;
 }
 
-export async function execInPod(config: KubeConfig, request: ExecRequest): Promise<ExecResult> {
+export async function execInPod(config: KubeConfig, request: ExecRequest, signal?: AbortSignal): Promise<ExecResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const path = `/api/v1/namespaces/${request.namespace}/pods/${request.pod}/exec`;
   const timeoutMs = request.timeoutMs ?? 60_000;
   const stdin = request.stdin ? Readable.from([request.stdin]) : null;
   let socket: Awaited<ReturnType<Exec['exec']>> | undefined;
+  signal?.throwIfAborted();
+  let abandon = () => {};
+  let timer: NodeJS.Timeout | undefined;
   try {
     return await new Promise<ExecResult>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`exec in ${request.pod}/${request.container}: no exit ` +
+      timer = setTimeout(() => reject(new Error(`exec in ${request.pod}/${request.container}: no exit ` +
         `within ${timeoutMs}ms`)), timeoutMs);
+      abandon = () => reject(signal!.reason);
+      signal?.addEventListener('abort', abandon, { once: true });
       const finish = (status: V1Status) => {
-        clearTimeout(timer);
         const exitCode = exitCodeOf(status);
         if (exitCode === undefined) {
           reject(new ApiError(status.code ?? 500, status.reason ?? 'Unknown', status.message ?? 'exec failed', 'GET', path));
@@ -57,17 +61,17 @@ export async function execInPod(config: KubeConfig, request: ExecRequest): Promi
         collector(err), stdin, false, finish).then((ws) => {
         socket = ws;
         ws.on('close', () => {
-          clearTimeout(timer);
           reject(new Error(`exec in ${request.pod}/${request.container}: the stream closed without an exit status`));
         });
       }, (error: { message?: string }) => {
-        clearTimeout(timer);
         const status = /Unexpected server response: (\d+)/.exec(error.message ?? '')?.[1];
         reject(status ? new ApiError(Number(status), 'Upgrade', `exec refused: HTTP ${status}`, 'GET', path)
           : new Error(`exec in ${request.pod}/${request.container}: ${error.message ?? String(error)}`));
       });
     });
   } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', abandon);
     socket?.terminate();
   }
 }

@@ -4,7 +4,9 @@
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { detached } from './abort.ts';
 import type { Client } from './client.ts';
+import { jittered } from './jitter.ts';
 import type { Metrics } from './metrics.ts';
 import { ApiError } from './rest.ts';
 import { keyOf, type KubeObject, type ResourceType } from './resources.ts';
@@ -16,27 +18,55 @@ export interface InformerHandler<T> {
 }
 
 export interface InformerOptions {
-  /** A watch that delivers nothing, not even a bookmark, for this long is restarted. */
+  /**
+   * A watch that delivers nothing, not even a bookmark, for this long is restarted. The apiserver sends a bookmark
+   * at least once a minute (its cacher's bookmark frequency), so 70 s, as kopf uses, finds a dead connection that
+   * TCP would hold for many minutes.
+   */
   silenceTimeoutMs: number;
+  /** How long the apiserver keeps one watch open; by default 5 to 10 minutes at random, as client-go asks. */
+  watchTimeoutSeconds: (() => number);
   initialBackoffMs: number;
   maxBackoffMs: number;
 }
 
 export const defaultInformerOptions: InformerOptions = {
-  silenceTimeoutMs: Number(process.env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ?? 6 * 60_000),
+  silenceTimeoutMs: Number(process.env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ?? 70_000),
+  watchTimeoutSeconds: process.env.KEELSON_WATCH_TIMEOUT_SECONDS
+    ? () => Number(process.env.KEELSON_WATCH_TIMEOUT_SECONDS)
+    : () => 300 + Math.floor(Math.random() * 300),
   initialBackoffMs: 200,
   maxBackoffMs: 30_000,
 };
 
-type WatchEnd = 'closed' | 'gone' | 'silent';
+/** A watch that ends this soon with nothing delivered is a failure, not a normal end (as client-go's reflector). */
+const shortestHealthyWatchMs = 1_000;
+
+type WatchEnd = 'closed' | 'short' | 'gone' | 'silent';
+
 
 interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject & { code?: number; reason?: string; message?: string };
 }
 
+/**
+ * Freezes a cached object and everything in it: an operator that changed one by accident would change what every
+ * other reader sees, and what the next comparison with the cluster trusts. Writing to it throws instead.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Drops managedFields but the server-side appliers' entries: applyIfChanged reads what its manager owns. */
 function trim<T extends KubeObject>(object: T): T {
-  delete object.metadata.managedFields;
+  const applied = object.metadata.managedFields?.filter((e) => (e as { operation?: string }).operation === 'Apply');
+  if (applied?.length) object.metadata.managedFields = applied;
+  else delete object.metadata.managedFields;
   return object;
 }
 
@@ -49,6 +79,8 @@ export class Informer<T extends KubeObject> {
   private running: Promise<void> | undefined;
   private lastHeard = Date.now();
   private syncedOnce = false;
+  /** Why the last list or watch failed, until one succeeds again. */
+  private failure: string | undefined;
   private readonly syncWaiters: (() => void)[] = [];
   readonly label: string;
 
@@ -66,6 +98,12 @@ export class Informer<T extends KubeObject> {
 
   get hasSynced(): boolean {
     return this.syncedOnce;
+  }
+
+  /** Why this informer has not synced yet, or undefined once it has. */
+  get notSyncedBecause(): string | undefined {
+    if (this.syncedOnce) return undefined;
+    return `${this.label}: ${this.failure ?? 'listing'}`;
   }
 
   waitForSync(): Promise<void> {
@@ -86,6 +124,7 @@ export class Informer<T extends KubeObject> {
   }
 
   private put(key: string, object: T): void {
+    deepFreeze(object);
     this.store.set(key, object);
     const namespace = object.metadata.namespace ?? '';
     let objects = this.byNamespace.get(namespace);
@@ -108,7 +147,8 @@ export class Informer<T extends KubeObject> {
   }
 
   start(): void {
-    this.running ??= this.run();
+    // Started from a reconcile, the loop must not inherit (and die with) that reconcile's signal.
+    this.running ??= detached(() => this.run());
   }
 
   async stop(): Promise<void> {
@@ -127,27 +167,36 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /**
+   * Lists, then watches from where the list left off, for ever. Every end but a healthy watch that ran its course
+   * (an error, a 410, a watch closed at once with nothing said) waits a jittered backoff before the next request, so
+   * a failing endpoint sees a few requests a second at most, and a relist storm is spread out.
+   */
   private async run(): Promise<void> {
     let backoff = this.options.initialBackoffMs;
+    const pause = async () => {
+      await sleep(jittered(backoff), undefined, { signal: this.stopping.signal }).catch(() => {});
+      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+    };
     while (!this.stopping.signal.aborted) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
         const end = await this.watch();
         if (end !== 'closed') this.metrics.watchRestarts.inc({ resource: this.label, reason: end });
         if (end === 'gone') this.resourceVersion = undefined;
-        backoff = this.options.initialBackoffMs;
+        if (end === 'closed' || end === 'silent') backoff = this.options.initialBackoffMs;
+        else await pause();
       } catch (error) {
         if (this.stopping.signal.aborted) break;
         if (error instanceof ApiError && error.gone) {
           this.resourceVersion = undefined;
           this.metrics.watchRestarts.inc({ resource: this.label, reason: 'gone' });
-          continue;
+        } else {
+          this.failure = (error as Error).message;
+          this.metrics.watchRestarts.inc({ resource: this.label, reason: 'error' });
+          this.log.warn({ informer: this.label, err: (error as Error).message, retryInMs: backoff }, 'watch failed; restarting');
         }
-        this.metrics.watchRestarts.inc({ resource: this.label, reason: 'error' });
-        this.log.warn({ informer: this.label, err: (error as Error).message, retryInMs: backoff }, 'watch failed; restarting');
-        const jittered = backoff * (0.8 + Math.random() * 0.4);
-        await sleep(jittered, undefined, { signal: this.stopping.signal }).catch(() => {});
-        backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+        await pause();
       }
     }
   }
@@ -178,6 +227,7 @@ export class Informer<T extends KubeObject> {
       else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) this.emit('updated', old, object);
     }
     this.resourceVersion = resourceVersion;
+    this.failure = undefined;
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       this.syncWaiters.splice(0).forEach((resolve) => resolve());
@@ -196,21 +246,25 @@ export class Informer<T extends KubeObject> {
         cut.abort();
       }
     }, Math.min(1_000, this.options.silenceTimeoutMs / 4));
+    const opened = performance.now();
+    let heard = false;
     try {
-      // The server ends each watch after a while (like client-go, 5-10 minutes); we then resume from resourceVersion.
-      const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+      // The server ends each watch after a while; we then resume from resourceVersion.
       const stream = await this.client.watch(this.type, this.namespace,
-        { resourceVersion: this.resourceVersion, timeoutSeconds }, cut.signal);
+        { resourceVersion: this.resourceVersion, timeoutSeconds: this.options.watchTimeoutSeconds() }, cut.signal);
       stream.on('data', () => (this.lastHeard = Date.now()));
       for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
         if (!line.trim()) continue;
+        heard = true;
         const event = JSON.parse(line) as WatchEvent;
         if (this.apply(event) === 'gone') {
           stream.destroy();
           return 'gone';
         }
       }
-      return 'closed';
+      if (heard || performance.now() - opened >= shortestHealthyWatchMs) return 'closed';
+      this.log.warn({ informer: this.label }, 'watch closed at once with nothing delivered; retrying with backoff');
+      return 'short';
     } catch (error) {
       if (silent) {
         this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard }, 'watch silent; restarting');

@@ -4,7 +4,9 @@
 // in time steps down.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { withSignal } from './abort.ts';
 import type { Client } from './client.ts';
+import { jittered } from './jitter.ts';
 import { ApiError } from './rest.ts';
 import { types, type KubeObject } from './resources.ts';
 
@@ -58,17 +60,23 @@ export class LeaderElector {
       } catch (error) {
         this.log.warn({ lease: this.options.name, err: (error as Error).message }, 'could not acquire the lease; retrying');
       }
-      await sleep(this.options.retryPeriodMs, undefined, { signal });
+      await sleep(jittered(this.options.retryPeriodMs), undefined, { signal });
     }
   }
 
-  /** Renews until renewal fails past the deadline (resolves: leadership lost) or `signal` aborts (resolves). */
+  /**
+   * Renews until renewal fails past the deadline (resolves: leadership lost) or `signal` aborts (resolves). An
+   * attempt is aborted when the deadline comes: a request hung on a dead connection must not outlast it.
+   */
   async keepRenewing(signal: AbortSignal): Promise<'lost' | 'stopped'> {
     let lastRenewed = performance.now();
     while (!signal.aborted) {
       await sleep(this.options.retryPeriodMs, undefined, { signal }).catch(() => {});
       if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew().catch(() => false)) lastRenewed = performance.now();
+      const left = Math.ceil(this.options.renewDeadlineMs - (performance.now() - lastRenewed));
+      const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(left, 1))]);
+      if (await withSignal(attempt, () => this.tryAcquireOrRenew()).catch(() => false)) lastRenewed = performance.now();
+      else if (signal.aborted) break;
       else if (performance.now() - lastRenewed > this.options.renewDeadlineMs) {
         this.setLeading(false);
         this.log.error({ lease: this.options.name }, 'lost leadership: could not renew the lease in time');
@@ -83,8 +91,9 @@ export class LeaderElector {
     if (!this.leading || !this.lease) return;
     this.setLeading(false);
     try {
-      await this.client.update(types.leases, { ...this.lease, spec: { ...this.lease.spec, holderIdentity: undefined,
-        leaseDurationSeconds: 1, renewTime: microTime() } });
+      await withSignal(AbortSignal.timeout(this.options.renewDeadlineMs), () => this.client.update(types.leases,
+        { ...this.lease!, spec: { ...this.lease!.spec, holderIdentity: undefined, leaseDurationSeconds: 1,
+          renewTime: microTime() } }));
       this.log.info({ lease: this.options.name }, 'released the lease');
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, 'could not release the lease; it expires on its own');

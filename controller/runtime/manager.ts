@@ -90,7 +90,8 @@ export class Manager {
       serveMetrics(this.options.metricsBindAddress, this.metrics.registry),
       serveHealth(this.options.healthProbeBindAddress, {
         healthz: () => undefined,
-        readyz: () => stopping ? 'shutting down' : this.cache.synced ? undefined : 'caches not synced yet',
+        readyz: () => stopping ? 'shutting down'
+          : this.cache.synced ? undefined : `caches not synced:\n${this.cache.notSynced().join('\n')}`,
       }),
     ]);
     this.servers = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
@@ -132,7 +133,8 @@ export class Manager {
         exitCode = 1;
       }
       renewal.abort();
-      await leadership;
+      // Whatever ended leadership was thrown above already; the servers and watches below must still close.
+      await leadership?.catch(() => undefined);
       await elector?.release();
       await this.cache.stop();
       await this.closeServers();

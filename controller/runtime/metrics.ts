@@ -9,6 +9,8 @@ export class Metrics {
   readonly registry = new Registry();
   /** Per informer, how long its watch has been silent; read when /metrics is scraped. */
   readonly watchSilenceSources = new Map<string, () => number>();
+  /** Per controller, its queue's work in progress; read when /metrics is scraped. */
+  readonly workInProgressSources = new Map<string, { unfinishedWorkSeconds(): number; longestRunningSeconds(): number }>();
 
   readonly reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', registers: [this.registry],
     help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] });
@@ -33,6 +35,22 @@ export class Metrics {
   readonly workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', registers: [this.registry],
     help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name', 'controller'],
     buckets: workqueueBuckets });
+  readonly unfinishedWork = new Gauge({ name: 'workqueue_unfinished_work_seconds', registers: [this.registry],
+    help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+      'Large values indicate stuck threads.', labelNames: ['name', 'controller'],
+    collect: () => {
+      for (const [name, queue] of this.workInProgressSources) {
+        this.unfinishedWork.set({ name, controller: name }, queue.unfinishedWorkSeconds());
+      }
+    } });
+  readonly longestRunning = new Gauge({ name: 'workqueue_longest_running_processor_seconds', registers: [this.registry],
+    help: 'How many seconds has the longest running processor for workqueue been running.',
+    labelNames: ['name', 'controller'],
+    collect: () => {
+      for (const [name, queue] of this.workInProgressSources) {
+        this.longestRunning.set({ name, controller: name }, queue.longestRunningSeconds());
+      }
+    } });
 
   readonly leaderStatus = new Gauge({ name: 'leader_election_master_status', registers: [this.registry],
     help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',

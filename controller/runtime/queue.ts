@@ -1,6 +1,7 @@
 // A work queue as client-go's: a key waits at most once however often it is added, is never handed to two workers at
 // once (added while in process, it runs again when done), backs off exponentially per key on failure, and can be
 // added after a delay.
+import { jittered } from './jitter.ts';
 
 export interface QueueObserver {
   depth(n: number): void;
@@ -74,17 +75,29 @@ export class WorkQueue {
     return timer;
   }
 
-  /** Adds the key after its backoff: base * 2^failures, capped. */
+  /** Adds the key after its backoff: base * 2^failures, capped, and jittered. */
   addRateLimited(key: string): void {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
     this.observer.retried();
-    this.addAfter(key, Math.min(this.backoff.baseDelayMs * 2 ** failures, this.backoff.maxDelayMs));
+    this.addAfter(key, jittered(Math.min(this.backoff.baseDelayMs * 2 ** failures, this.backoff.maxDelayMs)));
   }
 
   /** Ends the key's backoff: its next failure starts from the base delay again. */
   forget(key: string): void {
     this.failures.delete(key);
+  }
+
+  /** Seconds of work in progress, summed over the keys in process (how stuck the workers are). */
+  unfinishedWorkSeconds(): number {
+    const now = performance.now();
+    return [...this.processing.values()].reduce((sum, started) => sum + (now - started) / 1000, 0);
+  }
+
+  /** Seconds the longest-running key in process has been at it. */
+  longestRunningSeconds(): number {
+    const now = performance.now();
+    return Math.max(0, ...[...this.processing.values()].map((started) => (now - started) / 1000));
   }
 
   failuresOf(key: string): number {

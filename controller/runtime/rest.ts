@@ -4,6 +4,7 @@
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { signalFor } from './abort.ts';
 import { execInPod, type ExecRequest, type ExecResult } from './exec.ts';
 
 export class ApiError extends Error {
@@ -117,11 +118,13 @@ export class RestClient {
       headers['Content-Type'] = spec.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(body));
     }
+    const signal = signalFor(spec.signal);
+    signal?.throwIfAborted();
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = request({
         protocol: this.server.protocol, hostname: this.server.hostname, port: this.server.port,
         path: `${this.server.pathname.replace(/\/$/, '')}${path}`, method: spec.method, headers, agent: this.agent,
-        ...(auth.auth ? { auth: auth.auth } : {}), signal: spec.signal,
+        ...(auth.auth ? { auth: auth.auth } : {}), signal,
       }, resolve);
       if (spec.timeoutMs) {
         req.setTimeout(spec.timeoutMs, () => req.destroy(new Error(`${spec.method} ${path}: no answer in ${spec.timeoutMs}ms`)));

@@ -26,10 +26,10 @@ let kubeconfig: string;
 
 const configMaps = () => `/api/v1/namespaces/${namespace}/configmaps`;
 
-async function putSource(name: string, data: Record<string, string>): Promise<void> {
+async function putSource(name: string, data: Record<string, string>, labels: Record<string, string> = {}): Promise<void> {
   await admin.json({ method: 'PATCH', path: `${configMaps()}/${name}`, query: { fieldManager: 'test', force: true },
     contentType: 'application/apply-patch+yaml', body: { apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: { name, labels: { 'keelson.dev/fixture': 'source' } }, data } });
+      metadata: { name, labels: { 'keelson.dev/fixture': 'source', ...labels } }, data } });
 }
 
 async function mirrorOf(name: string): Promise<Record<string, string> | undefined> {
@@ -89,7 +89,9 @@ describe('controller runtime', () => {
     try {
       await fixture.waitForLog('a forbidden list to be retried', (l) => l.msg === 'watch failed; restarting' &&
         String(l.err).includes('forbidden'));
-      assert.equal(await fixture.readyz(), 503);
+      const { status, body } = await fixture.readyzAnswer();
+      assert.equal(status, 503);
+      assert.match(body, new RegExp(`configmaps in ${namespace}: .*forbidden`));
       await grant('late-grant');
       await waitFor('/readyz to answer 200', async () => (await fixture.readyz()) === 200, { timeoutMs: 30_000 });
     } finally {
@@ -101,7 +103,7 @@ describe('controller runtime', () => {
   describe('with one controller process', () => {
     let fixture: ControllerProcess;
     before(async () => {
-      fixture = await startFixture(kubeconfig);
+      fixture = await startFixture(kubeconfig, [], { FIXTURE_RECONCILE_TIMEOUT_MS: '5000' });
       await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
     });
     after(() => fixture.stop());
@@ -132,6 +134,36 @@ describe('controller runtime', () => {
       assert.ok(await fixture.metric('controller_runtime_reconcile_errors_total', { controller: 'mirror' }) >= 8);
       await putSource('flaky', { fixed: 'yes' });
       await waitForMirror('flaky', { fixed: 'yes' });
+    });
+
+    it('aborts a reconcile past its deadline and retries it with backoff', async () => {
+      await putSource('endless', { sleepMs: '600000' });
+      await waitFor('/metrics to show the reconcile running for 2 s', async () =>
+        await fixture.metric('workqueue_longest_running_processor_seconds', { name: 'mirror' }) >= 2 &&
+        await fixture.metric('workqueue_unfinished_work_seconds', { name: 'mirror' }) >= 2);
+      const cut = await fixture.waitForLog('the deadline to cut the reconcile',
+        (l) => l.name === 'endless' && l.msg === 'reconcile passed its deadline; retrying with backoff', { timeoutMs: 20_000 });
+      const ended = fixture.logs.find(about('endless', 'reconcile ended'))!;
+      assert.equal(ended.aborted, true);
+      const started = fixture.logs.find(about('endless', 'reconcile started'))!;
+      const took = Date.parse(cut.time) - Date.parse(started.time);
+      assert.ok(took >= 5_000 && took < 8_000, `cut after ${took} ms, for a 5 s deadline`);
+      await fixture.waitForLog('a retry', (l) => l.name === 'endless' && l.msg === 'reconcile started' && l !== started);
+      await cluster.kubectl(['delete', 'configmap', 'endless', '-n', namespace]);
+    });
+
+    it('removes from the live object a field the desired object no longer sets', async () => {
+      await putSource('shrink', { kept: '1', dropped: '2' });
+      await waitForMirror('shrink', { kept: '1', dropped: '2' });
+      await putSource('shrink', { kept: '1' });
+      await waitForMirror('shrink', { kept: '1' });
+    });
+
+    it('refuses an operator\'s change to a cached object', async () => {
+      await putSource('mutable', { mutate: 'yes' });
+      const refused = await fixture.waitForLog('the change to be refused', about('mutable', 'the cached source refused a change'));
+      assert.match(String(refused.err), /read only|read-only|not extensible/);
+      await waitForMirror('mutable', { mutate: 'yes' });
     });
 
     it('makes no API write when reconciling an object that needs nothing', async () => {
@@ -247,16 +279,72 @@ describe('controller runtime', () => {
     }
   });
 
-  it('lets a reconcile in flight finish on SIGTERM, then exits 0', async () => {
+  it('backs off from a watch endpoint that closes at once with nothing said', async () => {
+    // The apiserver ends a watch asked to last -1 s as soon as it opens, with a clean end of stream.
+    const fixture = await startFixture(kubeconfig, [], { KEELSON_WATCH_TIMEOUT_SECONDS: '-1' });
+    try {
+      await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+      const watches = () => fixture.metric('keelson_client_requests_total', { verb: 'watch' });
+      const [before, since] = [await watches(), performance.now()];
+      await waitFor('five more watch requests', async () => await watches() >= before + 5, { timeoutMs: 30_000 });
+      const perSecond = 5 / ((performance.now() - since) / 1000);
+      assert.ok(perSecond < 3, `${perSecond.toFixed(1)} watch requests a second`);
+      assert.ok(fixture.logs.some((l) => l.msg.startsWith('watch closed at once')), 'the log does not say why');
+    } finally {
+      await fixture.stop();
+    }
+  });
+
+  it('on SIGTERM aborts the reconciles in flight, starts none of the 200 queued, and exits 0', async () => {
+    const batch = Array.from({ length: 200 }, (_, i) => `queued-${i}`);
     const fixture = await startFixture(kubeconfig);
-    await putSource('slow', { sleepMs: '3000' });
-    await fixture.waitForLog('the slow reconcile to start', about('slow', 'reconcile started'));
-    fixture.signal('SIGTERM');
-    const { code } = await fixture.exited;
-    assert.equal(code, 0, fixture.describe());
-    const stopping = fixture.logs.findIndex((l) => l.msg === 'stopping');
-    const finished = fixture.logs.findIndex(about('slow', 'reconciled'));
-    assert.ok(stopping >= 0 && finished > stopping, `the reconcile did not finish after SIGTERM:\n${fixture.describe()}`);
+    try {
+      await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+      await Promise.all(batch.map((name) => putSource(name, { sleepMs: '60000' }, { 'keelson.dev/batch': 'sigterm' })));
+      await waitFor('both workers busy', () => fixture.logs.filter((l) => l.msg === 'reconcile started').length >= 2);
+      fixture.signal('SIGTERM');
+      const { code } = await fixture.exited;
+      assert.equal(code, 0, fixture.describe());
+      const stopping = fixture.logs.findIndex((l) => l.msg === 'stopping');
+      const startedAfter = fixture.logs.slice(stopping).filter((l) => l.msg === 'reconcile started');
+      assert.deepEqual(startedAfter, [], 'reconciles started after SIGTERM');
+      const ended = fixture.logs.slice(stopping).filter((l) => l.msg === 'reconcile ended');
+      assert.equal(ended.length, 2, fixture.describe());
+      assert.ok(ended.every((l) => l.aborted === true), 'a reconcile in flight did not see its signal abort');
+    } finally {
+      await fixture.stop();
+      await cluster.kubectl(['delete', 'configmap', '-n', namespace, '-l', 'keelson.dev/batch=sigterm', '--wait=false']);
+    }
+  });
+
+  it('stops reconciling once it cannot renew, before a follower takes over', async () => {
+    const direct = await account('fixture-direct');
+    await grant('fixture-direct');
+    const leader = await startFixture(kubeconfig, ['--leader-elect'], { POD_NAME: 'fixture-frozen' });
+    let follower: ControllerProcess | undefined;
+    try {
+      await leader.waitForLog('the proxied one to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
+      follower = await startFixture(direct, ['--leader-elect'], { POD_NAME: 'fixture-direct' });
+      await waitFor('the follower to sync', async () => (await follower!.readyz().catch(() => 0)) === 200);
+      await putSource('busy', { requeueMs: '200' });
+      await waitFor('the leader to reconcile again and again',
+        () => leader.logs.filter(about('busy', 'reconcile started')).length >= 3);
+      proxy.freeze();
+      const took = await follower!.waitForLog('the follower to lead', (l) => l.msg === 'became leader', { timeoutMs: 40_000 });
+      const first = await follower!.waitForLog('the follower to reconcile', about('busy', 'reconcile started'));
+      const lost = leader.logs.find((l) => l.msg.startsWith('lost leadership'));
+      assert.ok(lost && Date.parse(lost.time) < Date.parse(took.time), `the leader had not stepped down when the ` +
+        `follower led at ${took.time}:\n${leader.describe()}`);
+      const last = leader.logs.filter(about('busy', 'reconcile ended')).at(-1)!;
+      assert.ok(Date.parse(last.time) < Date.parse(first.time),
+        `the old leader reconciled until ${last.time}, the new one from ${first.time}`);
+      assert.ok(!leader.logs.some((l) => l.msg === 'reconcile started' && Date.parse(l.time) > Date.parse(lost.time)),
+        'a reconcile started after leadership was lost');
+    } finally {
+      proxy.thaw();
+      await Promise.all([leader.stop(), follower?.stop()]);
+      await cluster.kubectl(['delete', 'configmap', 'busy', '-n', namespace, '--ignore-not-found']);
+    }
   });
 
   it('keeps renewing the lease through a drain longer than the lease, and only then hands it over', async () => {
@@ -265,19 +353,20 @@ describe('controller runtime', () => {
     await leader.waitForLog('the first to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
     const follower = await start('fixture-waiting');
     try {
-      await putSource('long-drain', { sleepMs: '20000' });
+      // A reconcile that ignores its signal: the drain lasts until it returns.
+      await putSource('long-drain', { stubbornMs: '20000' });
       await leader.waitForLog('the 20 s reconcile to start', about('long-drain', 'reconcile started'));
       leader.signal('SIGTERM');
       assert.equal((await leader.exited).code, 0, leader.describe());
       const released = leader.logs.find((l) => l.msg === 'released the lease');
       assert.ok(released, `the lease was not released:\n${leader.describe()}`);
-      const took = await follower.waitForLog('the follower to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
+      const took = await follower!.waitForLog('the follower to lead', (l) => l.msg === 'became leader', { timeoutMs: 30_000 });
       assert.ok(Date.parse(took.time) >= Date.parse(released.time),
         `the follower led at ${took.time}, while the leader still drained (released at ${released.time})`);
     } finally {
-      // Every later leader would reconcile it, for 20 s, at start.
-      await cluster.kubectl(['delete', 'configmap', 'long-drain', '-n', namespace]);
       await Promise.all([leader.stop(), follower.stop()]);
+      // Every later leader would reconcile it, for 20 s, at start.
+      await cluster.kubectl(['delete', 'configmap', 'long-drain', '-n', namespace, '--ignore-not-found']);
     }
   });
 

@@ -87,7 +87,13 @@ export class ControllerProcess {
   }
 
   async readyz(): Promise<number> {
-    return (await fetch(`http://127.0.0.1:${this.healthPort}/readyz`)).status;
+    return (await this.readyzAnswer()).status;
+  }
+
+  /** /readyz's status and the reason it gives. */
+  async readyzAnswer(): Promise<{ status: number; body: string }> {
+    const res = await fetch(`http://127.0.0.1:${this.healthPort}/readyz`);
+    return { status: res.status, body: await res.text() };
   }
 
   describe(): string {
