@@ -54,4 +54,24 @@ describe('pod health', () => {
     const notReady = trouble(pod({ phase: 'Running', containerStatuses: [{ name: 'app', ready: false, state: { running: {} } }] }))!;
     assert.deepEqual([notReady.reason, notReady.message], ['NotReady', 'container app is not ready']);
   });
+  it('blames a crashing init container, with its own log, and not one that completed', () => {
+    const found = trouble(pod({
+      phase: 'Pending',
+      initContainerStatuses: [
+        { name: 'schema', ready: false, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+        { name: 'migrate', ready: false, restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } },
+          lastState: { terminated: { exitCode: 1, reason: 'Error' } } },
+      ],
+      containerStatuses: [{ name: 'app', ready: false, state: { waiting: { reason: 'PodInitializing' } } }],
+    }))!;
+    assert.deepEqual([found.reason, found.container, found.previousLog], ['CrashLoopBackOff', 'migrate', true]);
+  });
+
+  it('keeps every text within the schema\'s length, however long the runtime\'s message', () => {
+    const message = 'x'.repeat(10_000);
+    const found = trouble(pod({ phase: 'Running', containerStatuses: [{ name: 'app', ready: false, restartCount: 1,
+      state: { waiting: { reason: 'CrashLoopBackOff', message } } }] }))!;
+    assert.ok(found.containers[0]!.message!.length <= 4096);
+    assert.ok(alertText({ pod: 'web-1', namespace: 'shop', ...found, restarts: 1 }).length <= 4096);
+  });
 });

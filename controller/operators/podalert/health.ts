@@ -1,6 +1,7 @@
 // Whether a pod is unhealthy, why, since when, and which container's log tells the story.
 // Unhealthy: phase Pending, Failed or Unknown; or Running with a container waiting or not ready. Succeeded pods
-// (finished Jobs) and pods being deleted are not.
+// (finished Jobs) and pods being deleted are not. Init containers come first: one that crashes is the story.
+import { clip } from './budget.ts';
 
 interface ContainerState {
   waiting?: { reason?: string; message?: string };
@@ -27,7 +28,7 @@ export interface PodCondition {
 export interface PodView {
   metadata: { name: string; namespace?: string; creationTimestamp?: string; deletionTimestamp?: string };
   status?: { phase?: string; reason?: string; message?: string; conditions?: PodCondition[];
-    containerStatuses?: ContainerStatus[] };
+    initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] };
 }
 
 export interface ContainerReport {
@@ -55,8 +56,10 @@ function report(status: ContainerStatus): ContainerReport {
   const [state, detail] = Object.entries(status.state ?? {})[0] ?? ['unknown', {}];
   const { reason, message } = detail as { reason?: string; message?: string };
   return { name: status.name, state, ready: status.ready ?? false, restartCount: status.restartCount ?? 0,
-    ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+    ...(reason ? { reason } : {}), ...(message ? { message: clip(message, 4096) } : {}) };
 }
+
+const isCompleted = (c: ContainerStatus) => c.state?.terminated?.exitCode === 0;
 
 const date = (value: string | undefined, fallback: Date) => (value ? new Date(value) : fallback);
 
@@ -66,9 +69,10 @@ export function trouble(pod: PodView): Trouble | undefined {
   const phase = status.phase ?? 'Pending';
   if (phase === 'Succeeded') return undefined;
   const created = date(pod.metadata.creationTimestamp, new Date(0));
-  const statuses = status.containerStatuses ?? [];
+  const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
   const containers = statuses.map(report);
-  const failing = statuses.filter((c) => !c.ready || c.state?.waiting);
+  // A completed init container is terminated and not ready: only a running or waiting one can be failing.
+  const failing = statuses.filter((c) => (!c.ready && !isCompleted(c)) || c.state?.waiting);
   const first = failing[0];
   const waiting = first?.state?.waiting;
   const condition = (type: string) => status.conditions?.find((c) => c.type === type);
@@ -108,5 +112,6 @@ export function alertText(alert: { pod: string; namespace: string; reason: strin
   message?: string }): string {
   const { restarts } = alert;
   const where = alert.container ? ` (container ${alert.container}, ${restarts} restart${restarts === 1 ? '' : 's'})` : '';
-  return `Pod ${alert.pod} in ${alert.namespace} is unhealthy: ${alert.reason}${where}` + (alert.message ? `: ${alert.message}` : '');
+  return clip(`Pod ${alert.pod} in ${alert.namespace} is unhealthy: ${alert.reason}${where}` +
+    (alert.message ? `: ${alert.message}` : ''), 4096);
 }

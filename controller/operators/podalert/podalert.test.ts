@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { serveLogs } from '../../../test/cluster/kwok.ts';
+import { criLog, serveLogs } from '../../../test/cluster/kwok.ts';
 import { installSimulationStages, simulateLabel } from '../../../test/cluster/stages.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
@@ -192,5 +192,37 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     const off = await statusOf('no-secret', (s) => s.conditions.some((c: any) => c.reason === 'CheckDisabled'), 'check off');
     assert.equal(off.unhealthyPods, 0);
     assert.deepEqual(off.alerts, []);
+  });
+
+  it('counts every one of 62 unhealthy pods, lists the 50 newest within a size budget, and resolves only the healthy', async () => {
+    const names = Array.from({ length: 62 }, (_, i) => `crowd-${i}`);
+    const dir = join(scratch, 'crowd-logs');
+    await mkdir(dir, { recursive: true });
+    const long = Array.from({ length: 20 }, (_, i) => `${i} ${'log line that goes on and on '.repeat(1_000)}`);
+    await writeFile(join(dir, 'current.log'), criLog(long));
+    await writeFile(join(dir, 'previous.log'), criLog(long));
+    await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'kwok.x-k8s.io/v1alpha1', kind: 'ClusterLogs', metadata: { name: `crowd-${namespace}` },
+        spec: { selector: { matchNamespaces: [namespace], matchNames: names }, logs: [{ containers: ['app'],
+          logsFile: join(dir, 'current.log'), previousLogsFile: join(dir, 'previous.log') }] } },
+      ...names.map((name) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace,
+        labels: { team: 'crowd', [simulateLabel]: 'crash-loop' } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } })),
+    ] }) });
+    await podAlert('crowd', { gracePeriodSeconds: 0, logLines: 20, selector: { matchLabels: { team: 'crowd' } } });
+    const status = await statusOf('crowd', (s) => s.unhealthyPods === 62 && s.alerts.every((a: any) => a.logTail),
+      '62 unhealthy pods, each listed one with its log');
+    assert.equal(status.alerts.length, 50);
+    assert.match(status.conditions.find((c: any) => c.type === 'Ready').message, /^62 unhealthy pods; the 50 most recent are listed$/);
+    const bytes = Buffer.byteLength((await kubectl('get', 'pa', 'crowd', '-o', 'json')).stdout);
+    assert.ok(bytes < 600 * 1024, `the PodAlert takes ${bytes} bytes`);
+    assert.equal(await controller.metric('keelson_podalert_unhealthy_pods', { namespace, name: 'crowd' }), 62);
+
+    const listed = new Set(status.alerts.map((a: any) => a.pod));
+    const unlisted = names.find((n) => !listed.has(n))!;
+    await kubectl('label', 'pod', unlisted, `${simulateLabel}=recovered`, '--overwrite');
+    await statusOf('crowd', (s) => s.unhealthyPods === 61, 'one pod recovered');
+    const events = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=crowd')).items;
+    assert.deepEqual(events.filter((e: any) => e.reason === 'Resolved'), [], 'an alert was resolved while its pod is broken');
   });
 });

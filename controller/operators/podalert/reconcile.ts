@@ -11,6 +11,7 @@ import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
 import { alertText, trouble, type PodView, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
@@ -22,7 +23,6 @@ type Resource = PodAlertResource & Owner;
 
 const podAlertType = keelsonType(PodAlert);
 export const evaluationPeriodMs = 30_000;
-const logLimit = 65_536;
 
 class PodAlertReconciler {
   private readonly podAlerts;
@@ -59,10 +59,17 @@ class PodAlertReconciler {
       return;
     }
 
-    const { alerts, nextCrossing } = await this.evaluate(podAlert, spec, previous.alerts ?? [], now);
-    const isNew = (a: Alert) => !(previous.alerts ?? []).some((p) => p.pod === a.pod);
+    const previousAlerts = previous.alerts ?? [];
+    const { alerts, unhealthy, nextCrossing } = await this.evaluate(podAlert, spec, previousAlerts, now);
+    // A pod is new when it is not listed yet and either nothing was left unlisted last time, or it crossed its grace
+    // period since then (timestamps have whole seconds): one pushed out of a full list and back is not new. A pod is
+    // resolved only when it is healthy, listed or not.
+    const noneUnlisted = (previous.unhealthyPods ?? 0) <= previousAlerts.length || previous.observedGeneration !== generation;
+    const lastEvaluated = previous.lastEvaluationTime ? Date.parse(previous.lastEvaluationTime) : -Infinity;
+    const crossedSince = (a: Alert) => Date.parse(a.since) + spec.gracePeriodSeconds * 1000 + 1000 > lastEvaluated;
+    const isNew = (a: Alert) => !previousAlerts.some((p) => p.pod === a.pod) && (noneUnlisted || crossedSince(a));
     const fresh = alerts.filter(isNew);
-    const resolved = (previous.alerts ?? []).filter((p) => !alerts.some((a) => a.pod === p.pod));
+    const resolved = previousAlerts.filter((p) => !unhealthy.has(p.pod));
     for (const alert of fresh) await this.ctx.events.record(podAlert, 'Warning', 'Unhealthy', this.text(podAlert, alert));
     for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
     if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
@@ -72,15 +79,18 @@ class PodAlertReconciler {
       ...resolved.map((a) => ({ event: 'resolved' as const, pod: a.pod, text: this.resolvedText(podAlert, a),
         reason: a.reason, since: a.since }))].slice(-100) : [];
     const checking = spec.alerts.checkRunningPods;
+    const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}`;
     let conditions = setCondition(previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'True',
       observedGeneration: generation, reason: checking ? 'Evaluated' : 'CheckDisabled',
-      message: checking ? `${alerts.length} unhealthy pod${alerts.length === 1 ? '' : 's'}` : 'spec.alerts.checkRunningPods is false' });
+      message: !checking ? 'spec.alerts.checkRunningPods is false'
+        : unhealthy.size > alerts.length ? `${count}; the ${alerts.length} most recent are listed` : count });
     if (!spec.webhook) conditions = conditions.filter((c) => c.type !== 'WebhookDelivered');
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
-      unhealthyPods: alerts.length, pendingNotifications: outbox, conditions };
+      unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions };
+    status.alerts = fitToBudget(alerts, (fitted) => jsonBytes({ ...status, alerts: fitted }));
     // The messages are in status before any is sent: a restart then neither loses nor repeats one.
     let { written, object } = await this.write(podAlert, status, now);
-    this.unhealthy.set({ namespace: request.namespace!, name: request.name }, alerts.length);
+    this.unhealthy.set({ namespace: request.namespace!, name: request.name }, unhealthy.size);
 
     let retryMs = Infinity;
     const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
@@ -101,27 +111,34 @@ class PodAlertReconciler {
     return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs) };
   }
 
+  /** Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. */
   private async evaluate(podAlert: Resource, spec: PodAlertSpec, previous: Alert[], now: Date):
-  Promise<{ alerts: Alert[]; nextCrossing: number }> {
+  Promise<{ alerts: Alert[]; unhealthy: Set<string>; nextCrossing: number }> {
     let nextCrossing = Infinity;
-    const alerts: Alert[] = [];
-    if (!spec.alerts.checkRunningPods) return { alerts, nextCrossing };
+    const found: { pod: Pod; trouble: Trouble }[] = [];
+    if (!spec.alerts.checkRunningPods) return { alerts: [], unhealthy: new Set(), nextCrossing };
     for (const pod of this.pods.listNamespace(podAlert.metadata.namespace)) {
       if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
-      const found = trouble(pod);
-      if (!found) continue;
-      const counts = found.since.getTime() + spec.gracePeriodSeconds * 1000;
+      const problem = trouble(pod);
+      if (!problem) continue;
+      const counts = problem.since.getTime() + spec.gracePeriodSeconds * 1000;
       if (counts > now.getTime()) {
         nextCrossing = Math.min(nextCrossing, counts);
         continue;
       }
-      alerts.push(await this.alertFor(pod, found, spec.logLines, previous.find((p) => p.pod === pod.metadata.name)));
+      found.push({ pod, trouble: problem });
     }
-    alerts.sort((a, b) => b.since.localeCompare(a.since) || a.pod.localeCompare(b.pod));
-    return { alerts: alerts.slice(0, 50), nextCrossing };
+    found.sort((a, b) => b.trouble.since.getTime() - a.trouble.since.getTime() ||
+      a.pod.metadata.name.localeCompare(b.pod.metadata.name));
+    const listed = found.slice(0, maxListedAlerts);
+    const logBytes = logShareBytes(listed.length);
+    const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem, spec.logLines,
+      logBytes, previous.find((p) => p.pod === pod.metadata.name))));
+    return { alerts, unhealthy: new Set(found.map(({ pod }) => pod.metadata.name)), nextCrossing };
   }
 
-  private async alertFor(pod: Pod, found: Trouble, logLines: number, previous: Alert | undefined): Promise<Alert> {
+  private async alertFor(pod: Pod, found: Trouble, logLines: number, logBytes: number, previous: Alert | undefined):
+  Promise<Alert> {
     const alert: Alert = { pod: pod.metadata.name, phase: found.phase, reason: found.reason, since: timestamp(found.since),
       containers: found.containers, ...(found.message ? { message: found.message.slice(0, 4096) } : {}),
       ...(found.container ? { container: found.container } : {}) };
@@ -134,8 +151,8 @@ class PodAlertReconciler {
     }
     try {
       const text = await this.ctx.client.getText(types.pods, pod.metadata.namespace!, pod.metadata.name, 'log',
-        { container: found.container, tailLines: logLines, previous: found.previousLog });
-      return { ...alert, logTail: text.slice(-logLimit) };
+        { container: found.container, tailLines: logLines, limitBytes: logBytes, previous: found.previousLog });
+      return { ...alert, logTail: text.slice(-logBytes) };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       return { ...alert, logError: `no log: ${error.message}`.slice(0, 1024) };
