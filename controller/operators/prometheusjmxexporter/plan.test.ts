@@ -45,6 +45,19 @@ describe('what to do for a matching pod', () => {
   });
 });
 
+describe('claims and refusals recorded on the pod', () => {
+  it('does not try a refused container again until it has a new ID', () => {
+    assert.deepEqual(planPod(pod('containerd://a', { refused: 'no JVM runs in container app' }), wanted),
+      { action: 'skip', reason: 'no JVM runs in container app' });
+    assert.equal(planPod(pod('containerd://b', { refused: 'no JVM runs in container app' }), wanted).action, 'inject');
+  });
+
+  it('finishes its own interrupted claim, and leaves another exporter\'s alone', () => {
+    assert.equal(planPod(pod('containerd://a', { attaching: true }), wanted).action, 'inject');
+    assert.equal(planPod(pod('containerd://a', { attaching: true, exporter: 'billing' }), wanted).action, 'skip');
+  });
+});
+
 describe('reading what the container said', () => {
   it('lists JVMs with the port an earlier load left, and a taken port', () => {
     assert.deepEqual(parseInspection('jvm 7 1234 -\njvm 42 99 9404\nport-in-use\n'), {

@@ -1,5 +1,7 @@
 // What to do for one matching pod, decided from the pod alone: the record this operator keeps on the pod says which
-// container instance (by container ID) got the agent, on which port and with which config.
+// container instance (by container ID) got the agent, on which port and with which config; or that an exporter
+// claimed it and is attaching; or why it was refused. The record lives on the pod, so a new pod (a new uid) or a
+// restarted container (a new ID) starts afresh.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../runtime/resources.ts';
 
@@ -14,6 +16,10 @@ export interface InjectionRecord {
   port: number;
   /** configDigest of the config the container has. */
   config: string;
+  /** Claimed, the agent being loaded: written with the pod's resourceVersion, so only one exporter wins it. */
+  attaching?: boolean;
+  /** Why this container instance cannot get the agent; not tried again until the container changes. */
+  refused?: string;
 }
 
 export interface ContainerStatus {
@@ -69,9 +75,10 @@ export function planPod(pod: Pod, wanted: Wanted): PodPlan {
   if (pod.status?.phase !== 'Running' || !status?.state?.running || !status.containerID) {
     return { action: 'skip', reason: `container ${container} is not running` };
   }
-  if (!record || record.containerID !== status.containerID || record.container !== container) {
-    return { action: 'inject', container, containerID: status.containerID };
-  }
+  const sameInstance = record?.containerID === status.containerID && record.container === container;
+  if (sameInstance && record.refused) return { action: 'skip', reason: record.refused };
+  // A claim of our own left by a controller that stopped mid-attach: inspection finds an agent already loaded.
+  if (!record || !sameInstance || record.attaching) return { action: 'inject', container, containerID: status.containerID };
   if (record.port !== wanted.port) return { action: 'restart-needed', record };
   if (record.config !== configDigest(wanted.config)) return { action: 'rewrite-config', record };
   return { action: 'serving', record };
@@ -80,6 +87,11 @@ export function planPod(pod: Pod, wanted: Wanted): PodPlan {
 /** The annotations that mark a pod for scraping and record the injection. */
 export function markAnnotations(record: InjectionRecord): Record<string, string> {
   return { [scrapeAnnotation]: 'true', [portAnnotation]: String(record.port), [recordAnnotation]: JSON.stringify(record) };
+}
+
+/** The record alone, for a claim or a refusal: nothing to scrape yet. */
+export function recordAnnotations(record: InjectionRecord): Record<string, string | null> {
+  return { [scrapeAnnotation]: null, [portAnnotation]: null, [recordAnnotation]: JSON.stringify(record) };
 }
 
 /** A merge patch's annotations that take them off again. */

@@ -183,12 +183,46 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=idle-two');
     assert.ok(events.items.some((e: { reason: string; type: string }) => e.reason === 'JmxExporterFailed' && e.type === 'Warning'));
 
+    // A refusal is remembered on the pod: a change to the pod alone neither tries it again nor reports it again.
+    const execs = () => controller.metric('keelson_client_requests_total', { verb: 'create', resource: 'pods' });
+    const failures = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=idle-two')).items
+      .filter((e: { reason: string }) => e.reason === 'JmxExporterFailed')
+      .reduce((n: number, e: { series?: { count: number } }) => n + (e.series?.count ?? 1), 0);
+    const [execsBefore, failuresBefore] = [await execs(), await failures()];
+    const reconciles = () => controller.metric('controller_runtime_reconcile_total', { controller: 'prometheusjmxexporter' });
+    const reconcilesBefore = await reconciles();
+    await kubectl('label', 'pod', 'idle-two', 'touched=yes');
+    await waitFor('the label change reconciled', async () => await reconciles() > reconcilesBefore);
+    assert.equal(await execs(), execsBefore, 'a refused container was inspected again');
+    assert.equal(await failures(), failuresBefore, 'a refusal was reported again');
+
     // On this machine every pod shares one network, so the port must be free for the late JVM as well.
     await new Promise((resolve) => taken.close(resolve));
     await none.startJvm();
-    await kubectl('label', 'pod', 'idle-none', 'jvm=started');
-    await waitFor('the late JVM exported after the pod changed', async () =>
+    await reportContainerStarted(cluster, { namespace, pod: 'idle-none' }, 'containerd://idle-none-2', 1);
+    await waitFor('the late JVM exported once its container restarted', async () =>
       (await get('pje', 'batch'))?.status?.metricsEndpoints?.some((e: { pod: string }) => e.pod === 'idle-none'));
+  });
+
+  it('gives a container one agent when two exporters select it at once', async () => {
+    const container = await javaPod('shared', 'shared');
+    await container.startJvm();
+    const [portA, portB] = [await freePort(), await freePort()];
+    const spec = (port: number) => ({ labelSelector: { app: 'shared' }, port, config: { configMapName: 'jmx',
+      configMapKey: 'config.yaml' }, bindAddress: '127.0.0.1' });
+    await apply({ apiVersion: 'v1', kind: 'List', items: [['shared-a', portA], ['shared-b', portB]].map(([name, port]) =>
+      ({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter', metadata: { name, namespace },
+        spec: spec(port as number) })) });
+    const [a, b] = await waitFor('one exporter serving the pod, the other skipping it', async () => {
+      const both = await Promise.all(['shared-a', 'shared-b'].map(async (name) => (await get('pje', name))?.status));
+      const serving = both.filter((s) => s?.endpointCount === 1).length;
+      const skipping = both.filter((s) => s?.skippedPods?.some((p: { reason: string }) => /already exports it/.test(p.reason))).length;
+      return serving === 1 && skipping === 1 ? both : undefined;
+    }, { timeoutMs: 60_000 });
+    const [winner, loser] = a.endpointCount === 1 ? [portA, portB] : [portB, portA];
+    assert.ok(b, 'both exporters reported');
+    await scrape(winner);
+    await assert.rejects(scrape(loser), 'a second agent serves the same JVM');
   });
 
   it('reports a missing ConfigMap or key as a condition', async () => {

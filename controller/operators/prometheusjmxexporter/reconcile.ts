@@ -8,14 +8,15 @@ import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { readAgent } from './agent.ts';
 import { agentOptions, inspectScript, loadAgentScript, parseInspection, writeFileScript } from './container.ts';
 import { permissions } from './permissions.ts';
-import { configDigest, markAnnotations, planPod, recordOf, unmarkAnnotations, type InjectionRecord, type Pod,
-  type Wanted } from './plan.ts';
+import { configDigest, markAnnotations, planPod, recordAnnotations, recordOf, unmarkAnnotations, type InjectionRecord,
+  type Pod, type Wanted } from './plan.ts';
 import { PrometheusJmxExporter, type PrometheusJmxExporterResource, type PrometheusJmxExporterStatus } from './schema.ts';
 
 interface ConfigMap extends KubeObject {
@@ -173,8 +174,30 @@ class PrometheusJmxExporterReconciler {
     return this.run(pod, container, writeFileScript, [file, String(bytes.length)], bytes);
   }
 
+  /**
+   * Claims the container instance (a write on the pod's resourceVersion: of two exporters or two controllers, one
+   * wins, the other fails with a conflict and then sees the claim), loads the agent, and marks the pod. A refusal is
+   * recorded on the pod, so the same container is not tried (nor reported) again.
+   */
   private async inject(exporter: Exporter, spec: Spec, pod: Pod, container: string, containerID: string,
     config: string, agent: Buffer): Promise<InjectionRecord> {
+    const claim = { exporter: exporter.metadata.name, container, containerID, port: spec.port, config: configDigest(config) };
+    await this.ctx.client.patch(types.pods, pod.metadata.namespace, pod.metadata.name, { metadata: {
+      resourceVersion: pod.metadata.resourceVersion, annotations: recordAnnotations({ ...claim, attaching: true }) } }, 'merge');
+    try {
+      return await this.load(exporter, spec, pod, claim, config, agent);
+    } catch (error) {
+      if (error instanceof PodRefusal) {
+        await this.ctx.client.patch(types.pods, pod.metadata.namespace, pod.metadata.name,
+          { metadata: { annotations: recordAnnotations({ ...claim, refused: error.message }) } }, 'merge');
+      }
+      throw error;
+    }
+  }
+
+  private async load(exporter: Exporter, spec: Spec, pod: Pod, claim: InjectionRecord, config: string, agent: Buffer):
+  Promise<InjectionRecord> {
+    const { container } = claim;
     const { jvms, portInUse } = parseInspection(await this.run(pod, container, inspectScript, [String(spec.port)]));
     if (jvms.length === 0) throw new PodRefusal(`no JVM runs in container ${container} (as the container's user)`);
     if (jvms.length > 1) {
@@ -182,8 +205,7 @@ class PrometheusJmxExporterReconciler {
         'it is not clear which to export, so none gets the agent');
     }
     const jvm = jvms[0]!;
-    const record = { exporter: exporter.metadata.name, container, containerID, port: jvm.loadedPort ?? spec.port,
-      config: configDigest(config) };
+    const record = { ...claim, port: jvm.loadedPort ?? spec.port };
     if (jvm.loadedPort === undefined) {
       if (portInUse) {
         throw new PodRefusal(`port ${spec.port} is already in use in the pod; the exporter would stop the JVM on a ` +
@@ -217,12 +239,16 @@ class PrometheusJmxExporterReconciler {
       { metadata: { annotations: markAnnotations(record) } }, 'merge');
   }
 
-  /** Takes this exporter's annotations off the pods it marked that `which` picks. */
+  /** Takes this exporter's annotations off the pods it marked that `which` picks; a pod already gone needs nothing. */
   private async unmark(namespace: string, exporter: string, which: (pod: Pod) => boolean): Promise<void> {
     for (const pod of this.pods.listNamespace(namespace)) {
       if (recordOf(pod)?.exporter !== exporter || !which(pod)) continue;
-      await this.ctx.client.patch(types.pods, namespace, pod.metadata.name,
-        { metadata: { annotations: unmarkAnnotations } }, 'merge');
+      try {
+        await this.ctx.client.patch(types.pods, namespace, pod.metadata.name,
+          { metadata: { annotations: unmarkAnnotations } }, 'merge');
+      } catch (error) {
+        if (!(error instanceof ApiError && error.notFound)) throw error;
+      }
     }
   }
 
