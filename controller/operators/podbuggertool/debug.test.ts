@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matches, selectorString } from '../../runtime/selectors.ts';
-import { containerName, imageBaseName, securityContextFor, selectorOf } from './debug.ts';
+import { containerName, imageBaseName, refusalOf, securityContextFor, selectorOf } from './debug.ts';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -59,5 +59,10 @@ describe('PodBuggerTool debug containers', () => {
       capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
     assert.deepEqual(securityContextFor('netadmin'), { capabilities: { add: ['NET_ADMIN', 'NET_RAW'] } });
     assert.deepEqual(securityContextFor('sysadmin'), { privileged: true });
+  });
+
+  it('reports what the apiserver would refuse again, and retries a stale pod, throttling and server errors', () => {
+    for (const status of [400, 403, 422]) assert.equal(refusalOf({ status, message: 'no' }), 'no');
+    for (const status of [404, 409, 429, 500, 503]) assert.equal(refusalOf({ status, message: 'later' }), undefined);
   });
 });

@@ -64,3 +64,13 @@ export function debugContainer(tool: string, spec: PodBuggerToolSpec, target: st
     ...(securityContext ? { securityContext } : {}),
   };
 }
+
+/**
+ * The apiserver's refusal of a debug container, or undefined when the error is worth retrying: a conflict (a stale
+ * pod), 404 (the cache has not seen the pod go, or come back), 429 (throttled) and 5xx pass, and only what the same
+ * request would meet again (a validation or policy refusal) is reported.
+ */
+export function refusalOf(error: { status: number; message: string }): string | undefined {
+  const retried = [404, 409, 429];
+  return error.status >= 400 && error.status < 500 && !retried.includes(error.status) ? error.message : undefined;
+}

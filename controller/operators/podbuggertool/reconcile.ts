@@ -9,7 +9,7 @@ import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, types, type KubeObject } from '../../runtime/resources.ts';
 import { timestamp, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
-import { containerName, debugContainer, markerVariable, selectorOf } from './debug.ts';
+import { containerName, debugContainer, markerVariable, refusalOf, selectorOf } from './debug.ts';
 import { permissions } from './permissions.ts';
 import { PodBuggerTool, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
 
@@ -113,14 +113,15 @@ class PodBuggerToolReconciler {
     await this.report(tool, status, ready);
   }
 
-  /** Appends the container; resolves with the apiserver's reason if it refused, or undefined. Conflicts retry. */
+  /** Appends the container; resolves with the apiserver's reason if it refused, or undefined. Transient errors retry. */
   private async inject(pod: Pod, container: Record<string, unknown>): Promise<string | undefined> {
     try {
       await this.ctx.client.update(types.pods, { ...pod, spec: { ...pod.spec,
         ephemeralContainers: [...(pod.spec.ephemeralContainers ?? []), container as unknown as Container] } }, 'ephemeralcontainers');
       return undefined;
     } catch (error) {
-      if (error instanceof ApiError && !error.conflict && error.status >= 400 && error.status < 500) return error.message;
+      const refusal = error instanceof ApiError ? refusalOf(error) : undefined;
+      if (refusal) return refusal;
       throw error;
     }
   }
