@@ -5,23 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { LocalCluster } from './cluster/cluster.ts';
 import { catalog } from '../controller/operators/catalog.ts';
-import { podAlertSmoke } from '../controller/operators/podalert/smoke.ts';
-import { podBuggerToolSmoke } from '../controller/operators/podbuggertool/smoke.ts';
-import { postgresClusterSmoke } from '../controller/operators/postgrescluster/smoke.ts';
-import { prometheusJmxExporterSmoke } from '../controller/operators/prometheusjmxexporter/smoke.ts';
-import { tdsetSmoke } from '../controller/operators/tdset/smoke.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { installCrds, startOperator, synthesizeInstall } from './support/operator.ts';
-
-const smokeTests: Record<string, (cluster: LocalCluster, namespace: string, timeoutMs: number) => Promise<void>> = {
-  tdset: tdsetSmoke,
-  podbuggertool: podBuggerToolSmoke,
-  podalert: podAlertSmoke,
-  postgrescluster: postgresClusterSmoke,
-  prometheusjmxexporter: prometheusJmxExporterSmoke,
-};
+import { smokeTests } from './support/smoke.ts';
 
 const cluster = testCluster();
 let scratch: string;

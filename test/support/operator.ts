@@ -17,29 +17,34 @@ export interface InstalledOperator {
   args: string[];
 }
 
-/** The install of `operators` watching only `namespace`, with the controller in that namespace too. */
-export function synthesizeInstall(namespace: string, operators: string[]): InstalledOperator {
+/**
+ * The install of `operators` with the controller in `namespace`, watching only that namespace, or every namespace
+ * as the default install does (RBAC then a ClusterRole).
+ */
+export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
   const chart = new Chart(Testing.app(), 'install');
   // One process per test: nothing to elect.
   new KeelsonInstall(chart, 'install', { image: 'keelson/controller:test', namespace, createNamespace: false,
-    watchNamespace: namespace, operators, leaderElection: false });
+    watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false });
   const manifests = Testing.synth(chart) as Manifest[];
-  const role = manifests.find((m) => m.kind === 'Role')!;
+  const role = manifests.find((m) => m.kind === 'Role' || m.kind === 'ClusterRole')!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;
   const args = (deployment.spec.template.spec.containers[0].args as string[])
     .filter((a) => !a.startsWith('--metrics-bind-address') && !a.startsWith('--health-probe-bind-address'));
   return { manifests, rules: role.rules, args };
 }
 
+const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+
 /**
  * Applies the install's ServiceAccount and RBAC (less the rule at `omitRule`, if given) and starts the controller
  * as that ServiceAccount with the Deployment's args, serving metrics and health on loopback.
  */
 export async function startOperator(cluster: LocalCluster, namespace: string, operators: string[], scratch: string,
-  { omitRule }: { omitRule?: number } = {}): Promise<ControllerProcess> {
-  const install = synthesizeInstall(namespace, operators);
-  const rbac = install.manifests.filter((m) => ['ServiceAccount', 'Role', 'RoleBinding'].includes(m.kind))
-    .map((m) => m.kind === 'Role' && omitRule !== undefined
+  { omitRule, allNamespaces }: { omitRule?: number; allNamespaces?: boolean } = {}): Promise<ControllerProcess> {
+  const install = synthesizeInstall(namespace, operators, { allNamespaces });
+  const rbac = install.manifests.filter((m) => rbacKinds.includes(m.kind))
+    .map((m) => (m.kind === 'Role' || m.kind === 'ClusterRole') && omitRule !== undefined
       ? { ...m, rules: install.rules.filter((_, i) => i !== omitRule) } : m);
   await cluster.kubectl(['apply', '--server-side', '-f', '-'],
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });

@@ -1,0 +1,42 @@
+// The default install watches every namespace: one controller, started without --namespace as the install's
+// ServiceAccount under its ClusterRole, does each operator's whole job in namespaces it was never told of. Serial:
+// it sees every namespace, other tests' included.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { catalog } from '../controller/operators/catalog.ts';
+import { controllerName } from '../charts/install.ts';
+import { freshNamespace, testCluster } from './support/cluster.ts';
+import type { ControllerProcess } from './support/controller-process.ts';
+import { installCrds, startOperator } from './support/operator.ts';
+import { smokeTests } from './support/smoke.ts';
+
+const cluster = testCluster();
+let scratch: string;
+let controller: ControllerProcess;
+const cleanups: (() => Promise<void>)[] = [];
+
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-all-namespaces-test-'));
+  await installCrds(cluster);
+  const home = await freshNamespace(cluster, 'all-namespaces');
+  cleanups.push(home.cleanup);
+  controller = await startOperator(cluster, home.name, catalog.map((e) => e.name), scratch, { allNamespaces: true });
+});
+after(async () => {
+  await controller?.stop();
+  await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', controllerName, '--ignore-not-found']);
+  await Promise.all(cleanups.map((c) => c()));
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('one controller watching every namespace, as the default install runs it', () => {
+  for (const { name } of catalog) {
+    it(`does ${name}'s whole job in a namespace of its own`, async () => {
+      const { name: namespace, cleanup } = await freshNamespace(cluster, `all-${name}`);
+      cleanups.push(cleanup);
+      await smokeTests[name]!(cluster, namespace, 90_000);
+    });
+  }
+});
