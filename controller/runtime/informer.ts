@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { detached } from './abort.ts';
 import type { Client } from './client.ts';
+import { deepFreeze } from './freeze.ts';
 import { jittered } from './jitter.ts';
 import type { Metrics } from './metrics.ts';
 import { ApiError } from './rest.ts';
@@ -48,18 +49,6 @@ type WatchEnd = 'closed' | 'short' | 'gone' | 'silent';
 interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject & { code?: number; reason?: string; message?: string };
-}
-
-/**
- * Freezes a cached object and everything in it: an operator that changed one by accident would change what every
- * other reader sees, and what the next comparison with the cluster trusts. Writing to it throws instead.
- */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }
 
 /** Drops managedFields but the server-side appliers' entries: applyIfChanged reads what its manager owns. */
