@@ -36,6 +36,8 @@ export interface KeelsonInstallProps {
   resources?: ResourceSettings;
   /** @default info */
   logLevel?: LogLevel;
+  /** PodAlert webhooks go only to these hosts and CIDRs. @default anywhere but link-local addresses */
+  webhookAllowedDestinations?: string[];
 }
 
 export const controllerName = 'keelson-controller';
@@ -108,6 +110,7 @@ export class KeelsonInstall extends Construct {
       healthProbeBindAddress: `:${healthPort}`,
       leaderElect,
       logLevel: props.logLevel ?? 'info',
+      webhookAllowedDestinations: props.webhookAllowedDestinations?.join(','),
     });
     const probe = (path: string, periodSeconds: number) => ({
       httpGet: { path, port: k8s.IntOrString.fromString('health') }, periodSeconds, timeoutSeconds: 2, failureThreshold: 3,

@@ -9,7 +9,7 @@ describe('controller flags', () => {
     const defaults = parseControllerFlags([], {}, known);
     assert.deepEqual(defaults, { controllers: known, namespace: undefined, metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, kubeconfig: undefined,
-      logLevel: 'info' });
+      logLevel: 'info', webhookAllowedDestinations: undefined });
     const env = { KEELSON_CONTROLLERS: 'tdset', KEELSON_LOG_LEVEL: 'warn', POD_NAMESPACE: 'ops', KUBECONFIG: '/k' };
     assert.deepEqual(parseControllerFlags([], env, known), { ...defaults, controllers: ['tdset'], logLevel: 'warn',
       leaderElectionNamespace: 'ops', kubeconfig: '/k' });
@@ -32,7 +32,8 @@ describe('controller flags', () => {
 
   it('round-trip through controllerArgs', () => {
     const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
-      healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const };
+      healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const,
+      webhookAllowedDestinations: 'hooks.example,10.0.0.0/8' };
     assert.deepEqual(parseControllerFlags(controllerArgs(options), {}, known), options);
     assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);
   });

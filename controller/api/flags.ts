@@ -19,6 +19,8 @@ export interface ControllerOptions {
   leaderElectionNamespace?: string;
   kubeconfig?: string;
   logLevel: LogLevel;
+  /** PodAlert: the hosts and CIDRs webhooks may go to (comma-separated); default anywhere but link-local. */
+  webhookAllowedDestinations?: string;
 }
 
 interface FlagSpec {
@@ -40,6 +42,8 @@ export const flagSpecs: Record<keyof ControllerOptions, FlagSpec> = {
     help: 'namespace of the leader-election Lease (default the Pod\'s namespace)' },
   kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', help: 'kubeconfig file (default in-cluster configuration)' },
   logLevel: { flag: 'log-level', env: 'KEELSON_LOG_LEVEL', help: 'debug, info, warn or error (default info)' },
+  webhookAllowedDestinations: { flag: 'webhook-allowed-destinations', env: 'KEELSON_WEBHOOK_ALLOWED_DESTINATIONS',
+    help: 'PodAlert webhooks go only to these hosts and CIDRs, comma-separated (default anywhere but link-local)' },
 };
 
 export function usage(): string {
@@ -84,6 +88,7 @@ ControllerOptions {
     leaderElectionNamespace: read('leaderElectionNamespace'),
     kubeconfig: read('kubeconfig'),
     logLevel: logLevel as LogLevel,
+    webhookAllowedDestinations: read('webhookAllowedDestinations'),
   };
 }
 

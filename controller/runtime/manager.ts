@@ -27,6 +27,8 @@ export interface OperatorContext {
   log: Logger;
   /** The one namespace watched, or undefined for all. */
   namespace: string | undefined;
+  /** The controller's flags, for the few an operator reads itself. */
+  options: ControllerOptions;
   addController(spec: ControllerSpec): Controller;
 }
 
@@ -69,6 +71,7 @@ export class Manager {
       metrics: this.metrics,
       log,
       namespace: this.options.namespace,
+      options: this.options,
       addController: (spec) => {
         const controller = new Controller(spec, this.cache, client, this.options.namespace, this.metrics, log);
         controller.watch();

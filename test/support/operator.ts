@@ -41,7 +41,8 @@ const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'Clus
  * as that ServiceAccount with the Deployment's args, serving metrics and health on loopback.
  */
 export async function startOperator(cluster: LocalCluster, namespace: string, operators: string[], scratch: string,
-  { omitRule, allNamespaces }: { omitRule?: number; allNamespaces?: boolean } = {}): Promise<ControllerProcess> {
+  { omitRule, allNamespaces, extraArgs = [] }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[] } = {}):
+Promise<ControllerProcess> {
   const install = synthesizeInstall(namespace, operators, { allNamespaces });
   const rbac = install.manifests.filter((m) => rbacKinds.includes(m.kind))
     .map((m) => (m.kind === 'Role' || m.kind === 'ClusterRole') && omitRule !== undefined
@@ -50,7 +51,7 @@ export async function startOperator(cluster: LocalCluster, namespace: string, op
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
   const account = install.manifests.find((m) => m.kind === 'ServiceAccount')!.metadata.name;
   const kubeconfig = await cluster.serviceAccountKubeconfig(namespace, account, join(scratch, `${namespace}.kubeconfig`));
-  return ControllerProcess.start(join(repoRoot, 'build/controller/main.js'), [...install.args, `--kubeconfig=${kubeconfig}`],
+  return ControllerProcess.start(join(repoRoot, 'build/controller/main.js'), [...install.args, ...extraArgs, `--kubeconfig=${kubeconfig}`],
     { POD_NAMESPACE: namespace, POD_NAME: `${account}-test` });
 }
 

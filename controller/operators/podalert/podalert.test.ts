@@ -23,6 +23,8 @@ const received: any[] = [];
 const failFor = new Map<string, number>();
 /** When each POST about a pod arrived, delivered or not. */
 const attemptsAt = new Map<string, number[]>();
+/** POSTs per PodAlert, delivered or not. */
+const postsFrom = new Map<string, number>();
 
 const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
 const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
@@ -51,6 +53,7 @@ before(async () => {
     req.on('data', (chunk) => (body += chunk)).on('end', () => {
       const message = JSON.parse(body);
       attemptsAt.set(message.pod, [...(attemptsAt.get(message.pod) ?? []), Date.now()]);
+      postsFrom.set(message.podAlert?.name, (postsFrom.get(message.podAlert?.name) ?? 0) + 1);
       const failures = failFor.get(message.pod) ?? 0;
       if (failures > 0) {
         failFor.set(message.pod, failures - 1);
@@ -118,6 +121,7 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
   it('posts one webhook message per new alert, Slack-compatible, with the URL never shown', async () => {
     const messages = await waitFor('three messages', () => messagesFor('shop').length === 3 ? messagesFor('shop') : undefined);
     assert.deepEqual(messages.map((m) => [m.event, m.pod]).sort(), [['alert', 'crasher'], ['alert', 'puller'], ['alert', 'stuck']]);
+    assert.equal(new Set(messages.map((m) => m.id)).size, 3, 'each message has an id of its own');
     for (const m of messages) {
       assert.match(m.text, /^Pod \S+ in \S+ is unhealthy: /);
       assert.equal(m.namespace, namespace);
@@ -182,6 +186,35 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
       /^Secret nowhere not found; attempt \d+, retrying in \d+s$/);
     assert.ok(status.unhealthyPods >= 3);
     assert.equal(controller.logs.filter((l) => l.level === 'fatal').length, 0);
+  });
+
+  it('reports a missing webhook Secret at once, with no alert to send', async () => {
+    await podAlert('quiet', { selector: { matchLabels: { team: 'nobody' } }, webhook: { secretRef: { name: 'absent', key: 'url' } } });
+    const status = await statusOf('quiet', (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered'),
+      'WebhookDelivered reported');
+    const delivered = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
+    assert.deepEqual([delivered.status, delivered.reason, delivered.message], ['False', 'SecretNotFound', 'Secret absent not found']);
+    assert.equal(status.unhealthyPods, 0);
+  });
+
+  it('sends nothing to a destination the flag leaves out, and says so', async () => {
+    await controller.stop();
+    controller = await startOperator(cluster, namespace, ['podalert'], scratch,
+      { extraArgs: ['--webhook-allowed-destinations=hooks.example,10.0.0.0/8'] });
+    try {
+      await podAlert('fenced', { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'shop' } },
+        webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+      const status = await statusOf('fenced', (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered'),
+        'WebhookDelivered reported');
+      const delivered = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
+      assert.equal(delivered.reason, 'DestinationRefused');
+      assert.match(delivered.message, /^127\.0\.0\.1 is not among the allowed webhook destinations; attempt 1/);
+      assert.ok(status.pendingNotifications.length >= 1);
+      assert.equal(postsFrom.get('fenced'), undefined, 'the refused destination got a request');
+    } finally {
+      await controller.stop();
+      controller = await startOperator(cluster, namespace, ['podalert'], scratch);
+    }
   });
 
   it('counts a pod only after the grace period, and clears alerts when the check is turned off', async () => {

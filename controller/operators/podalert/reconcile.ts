@@ -1,6 +1,7 @@
 // PodAlert: evaluates the matching pods on every change and every 30 seconds; a pod unhealthy past the grace period
 // is an alert with its containers' state and the failing container's log tail. New and resolved alerts become
 // Events and, with a webhook, messages kept in status until delivered.
+import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
@@ -15,7 +16,9 @@ import { fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget
 import { alertText, trouble, type PodView, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
-import { payload, post, retryDelayMs, type Notification } from './webhook.ts';
+import { deliver } from './delivery.ts';
+import { parseDestinations, type DestinationPolicy } from './destination.ts';
+import { outboxLimit, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
 type Pod = KubeObject & PodView;
@@ -28,8 +31,10 @@ class PodAlertReconciler {
   private readonly podAlerts;
   private readonly pods;
   private readonly unhealthy: Gauge;
+  private readonly destinations: DestinationPolicy;
 
   constructor(private readonly ctx: OperatorContext) {
+    this.destinations = parseDestinations(ctx.options.webhookAllowedDestinations);
     this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
     this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
@@ -74,10 +79,16 @@ class PodAlertReconciler {
     for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
     if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
 
-    const outbox: Notification[] = spec.webhook ? [...(previous.pendingNotifications ?? []),
+    const incoming: Notification[] = [
       ...fresh.map((a) => ({ event: 'alert' as const, pod: a.pod, text: this.text(podAlert, a), reason: a.reason, since: a.since })),
       ...resolved.map((a) => ({ event: 'resolved' as const, pod: a.pod, text: this.resolvedText(podAlert, a),
-        reason: a.reason, since: a.since }))].slice(-100) : [];
+        reason: a.reason, since: a.since }))].map((n) => ({ id: randomUUID(), ...n }));
+    const { outbox, dropped } = spec.webhook ? queueNotifications(previous.pendingNotifications ?? [], incoming)
+      : { outbox: [], dropped: 0 };
+    if (dropped) {
+      await this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', `${dropped} webhook message` +
+        `${dropped === 1 ? ' was' : 's were'} dropped: ${outboxLimit} were already waiting for the webhook`);
+    }
     const checking = spec.alerts.checkRunningPods;
     const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}`;
     let conditions = setCondition(previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'True',
@@ -86,7 +97,8 @@ class PodAlertReconciler {
         : unhealthy.size > alerts.length ? `${count}; the ${alerts.length} most recent are listed` : count });
     if (!spec.webhook) conditions = conditions.filter((c) => c.type !== 'WebhookDelivered');
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
-      unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions };
+      unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions,
+      ...(dropped ? { droppedNotifications: (previous.droppedNotifications ?? 0) + dropped } : {}) };
     status.alerts = fitToBudget(alerts, (fitted) => jsonBytes({ ...status, alerts: fitted }));
     // The messages are in status before any is sent: a restart then neither loses nor repeats one.
     let { written, object } = await this.write(podAlert, status, now);
@@ -95,17 +107,17 @@ class PodAlertReconciler {
     let retryMs = Infinity;
     const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
     if (due > 0) retryMs = due;
-    else if (spec.webhook && outbox.length) {
+    else if (spec.webhook) {
       // Send only from the latest object: the cache may not show our last write yet, and an outbox read from it
       // would send again. A patch on resourceVersion alone fails with 409 (and a retry) when the cache was stale.
-      if (!written) {
+      if (!written && outbox.length) {
         object = await this.ctx.client.patch<Resource>(podAlertType, object.metadata.namespace, object.metadata.name,
           { metadata: { resourceVersion: object.metadata.resourceVersion } }, 'merge', 'status');
       }
-      const delivery = await this.deliver(object, spec.webhook.secretRef, outbox);
-      await this.write(object, { ...object.status, pendingNotifications: delivery.outbox,
-        conditions: setCondition(object.status?.conditions as Condition[] | undefined,
-          { ...delivery.condition, observedGeneration: generation }) }, now);
+      const delivery = await deliver(this.ctx, this.destinations, object, spec.webhook.secretRef, outbox, dropped,
+        async (latest, pending, condition) => (await this.write(latest, { ...latest.status, pendingNotifications: pending,
+          ...(condition ? { conditions: setCondition(latest.status?.conditions as Condition[] | undefined,
+            { ...condition, observedGeneration: generation }) } : {}) }, now)).object);
       if (delivery.outbox.length) retryMs = retryDelayMs(delivery.outbox[0]!.attempts ?? 1);
     }
     return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs) };
@@ -157,35 +169,6 @@ class PodAlertReconciler {
       if (!(error instanceof ApiError)) throw error;
       return { ...alert, logError: `no log: ${error.message}`.slice(0, 1024) };
     }
-  }
-
-  private async deliver(podAlert: Resource, secretRef: { name: string; key: string }, outbox: Notification[]):
-  Promise<{ outbox: Notification[]; condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'> }> {
-    const type = 'WebhookDelivered';
-    const waiting = [...outbox];
-    // A failure, the Secret's absence included, makes the first message due later, so the reconcile set off by our
-    // own status write does not retry at once.
-    const failed = (reason: string, message: string) => {
-      const attempts = (waiting[0]!.attempts ?? 0) + 1;
-      waiting[0] = { ...waiting[0]!, attempts, notBefore: new Date(Date.now() + retryDelayMs(attempts)).toISOString() };
-      return { outbox: waiting, condition: { type, status: 'False' as const, reason,
-        message: `${message}; attempt ${attempts}, retrying in ${retryDelayMs(attempts) / 1000}s` } };
-    };
-    const secret = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets,
-      podAlert.metadata.namespace, secretRef.name);
-    const encoded = secret?.data?.[secretRef.key];
-    if (!secret) return failed('SecretNotFound', `Secret ${secretRef.name} not found`);
-    if (!encoded) return failed('SecretKeyNotFound', `Secret ${secretRef.name} has no key ${secretRef.key}`);
-    const url = Buffer.from(encoded, 'base64').toString('utf8').trim();
-    while (waiting.length) {
-      try {
-        await post(url, payload(waiting[0]!, { namespace: podAlert.metadata.namespace, name: podAlert.metadata.name }));
-        waiting.shift();
-      } catch (error) {
-        return failed('DeliveryFailed', (error as Error).message);
-      }
-    }
-    return { outbox: waiting, condition: { type, status: 'True', reason: 'Delivered', message: 'every message was delivered' } };
   }
 
   /** Writes status; lastEvaluationTime moves only when something else changed or a period has passed. */

@@ -47,6 +47,7 @@ export const podAlertStatus = statusOf({
     logError: string({ description: 'Why no log could be read, when none could.', maxLength: 1024 }),
   }, { description: 'One unhealthy pod.' }), { description: 'Current alerts, most recent first.', maxItems: 50 }),
   pendingNotifications: array(object({
+    id: string({ description: 'The message\'s id, sent with it: a receiver can drop a repeat.', maxLength: 64 }),
     event: enumeration(['alert', 'resolved'], { description: 'A new alert, or one resolved.', required: true }),
     pod: string({ description: 'The pod.', required: true }),
     text: string({ description: 'The message, as a chat webhook shows it.', required: true, maxLength: 4096 }),
@@ -57,6 +58,7 @@ export const podAlertStatus = statusOf({
   }, { description: 'A webhook message not delivered yet.' }), {
     description: 'Webhook messages waiting for delivery, oldest first; kept here so that a restarted controller ' +
       'neither loses nor repeats one.', maxItems: 100 }),
+  droppedNotifications: integer({ description: 'Webhook messages dropped because 100 were already waiting.', minimum: 0 }),
 });
 
 export const PodAlert = defineKind({

@@ -1,26 +1,74 @@
 // Webhook messages: one JSON POST per new alert and per resolution, Slack-compatible (a `text` field) with the
 // structured fields beside it. The URL is a secret: it never appears in an error, a log or the status.
+import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { refusal, type DestinationPolicy } from './destination.ts';
 import type { PodAlertStatus } from './schema.ts';
 
+/** The destination was refused before any connection was made. */
+export class DestinationRefused extends Error {}
+
 export type Notification = NonNullable<PodAlertStatus['pendingNotifications']>[number];
+
+/** Messages waiting at most; beyond, the oldest are dropped and counted. */
+export const outboxLimit = 100;
+
+/** `incoming` queued behind `waiting`, the oldest dropped past the limit (and how many were). */
+export function queueNotifications(waiting: Notification[], incoming: Notification[]):
+{ outbox: Notification[]; dropped: number } {
+  const all = [...waiting, ...incoming];
+  const dropped = Math.max(0, all.length - outboxLimit);
+  return { outbox: all.slice(dropped), dropped };
+}
 
 export function payload(notification: Notification, podAlert: { namespace: string; name: string }): object {
   const { attempts: _attempts, notBefore: _notBefore, ...fields } = notification;
   return { ...fields, podAlert, namespace: podAlert.namespace };
 }
 
-/** Posts `body`; rejects with a reason that never includes the URL. */
-export async function post(url: string, body: object, timeoutMs = 10_000): Promise<void> {
-  let response: Response;
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A lookup that refuses a name resolving to any refused address, and hands the connection the address it checked. */
+function checkedLookup(policy: DestinationPolicy) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback) => {
+    lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = addresses.map((a) => refusal(policy, hostname, a.address)).find(Boolean);
+      if (refused) return callback(new DestinationRefused(refused), []);
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+/** Posts `body` if `policy` lets the URL's destination through; rejects with a reason that never includes the URL. */
+export async function post(url: string, body: object, policy: DestinationPolicy, timeoutMs = 10_000): Promise<void> {
+  let target: URL;
   try {
-    response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
-    throw new Error(`the webhook could not be reached (${cause?.code ?? (error as Error).name})`);
+    target = new URL(url);
+  } catch {
+    throw new DestinationRefused('the webhook URL is not a valid URL');
   }
-  await response.arrayBuffer();
-  if (!response.ok) throw new Error(`the webhook answered HTTP ${response.status}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new DestinationRefused(`the webhook URL must be http or https, not ${target.protocol.replace(/:$/, '')}`);
+  }
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  const literal = isIP(host) ? refusal(policy, host, host) : undefined;
+  if (literal) throw new DestinationRefused(literal);
+  const text = JSON.stringify(body);
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(target, { method: 'POST', lookup: checkedLookup(policy), signal: AbortSignal.timeout(timeoutMs),
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } }, resolve);
+    req.on('error', (error: Error & { code?: string }) => reject(error instanceof DestinationRefused ? error
+      : new Error(`the webhook could not be reached (${error.code ?? error.name})`)));
+    req.end(text);
+  });
+  response.resume();
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status >= 300) throw new Error(`the webhook answered HTTP ${status}`);
 }
 
 /** After `attempts` failures: 2 s, doubling, at most 5 minutes. */
