@@ -1,6 +1,11 @@
 // The REST client against the real apiserver: reading credentials again (as it does every minute, for rotated
-// tokens and certificates) must not drop open connections when the credentials are the same.
+// tokens and certificates) must not drop open connections when the credentials are the same; a request the apiserver
+// throttles is sent again when it says.
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -12,8 +17,15 @@ import { pathOf, types } from './resources.ts';
 const cluster = testCluster();
 let namespace: string;
 let cleanup: () => Promise<void>;
-before(async () => ({ name: namespace, cleanup } = await freshNamespace(cluster, 'rest')));
-after(() => cleanup());
+let scratch: string;
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'rest'));
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-rest-test-'));
+});
+after(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await cleanup();
+});
 
 it('keeps an open watch when it reads unchanged credentials again', async () => {
   const config = new KubeConfig();
@@ -34,5 +46,79 @@ it('keeps an open watch when it reads unchanged credentials again', async () => 
   } finally {
     abort.abort();
     client.close();
+  }
+});
+
+it('waits as a 429 from priority and fairness asks (Retry-After), then gets its answer', async () => {
+  // One ServiceAccount gets a priority level of zero seats that rejects instead of queueing: a request of its runs
+  // only while none of its others does. A validating webhook on this machine holds one of its creates open.
+  const pki = join(cluster.state.dir, 'pki');
+  const name = `keelson-${namespace}`;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = false;
+  const hook = createServer({ cert: await readFile(join(pki, 'apiserver.crt')), key: await readFile(join(pki, 'apiserver.key')) },
+    (req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk)).on('end', async () => {
+        const review = JSON.parse(body);
+        if (review.request.name === 'held') {
+          held = true;
+          await released;
+        }
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } }));
+      });
+    });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  const account = 'throttled';
+  const clusterObjects = [`flowschema/${name}`, `prioritylevelconfiguration/${name}`, `validatingwebhookconfiguration/${name}`];
+  try {
+    await cluster.kubectl(['create', 'serviceaccount', account, '-n', namespace]);
+    await cluster.kubectl(['create', 'rolebinding', account, '-n', namespace, '--clusterrole=edit',
+      `--serviceaccount=${namespace}:${account}`]);
+    const labels = { 'keelson.dev/held': 'yes' };
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name },
+        spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0,
+          limitResponse: { type: 'Reject' } } } },
+      { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name },
+        spec: { priorityLevelConfiguration: { name }, matchingPrecedence: 100, rules: [{
+          subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: account, namespace } }],
+          resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }] } },
+      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name },
+        webhooks: [{ name: 'held.keelson.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', timeoutSeconds: 30,
+          failurePolicy: 'Fail', objectSelector: { matchLabels: labels },
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+          clientConfig: { url: `https://127.0.0.1:${(hook.address() as { port: number }).port}/`,
+            caBundle: (await readFile(join(pki, 'ca.crt'))).toString('base64') } }] },
+    ] }) });
+    const config = new KubeConfig();
+    config.loadFromFile(await cluster.serviceAccountKubeconfig(namespace, account, join(scratch, 'throttled.kubeconfig')));
+    const throttled = new RestClient(config, 'keelson-test');
+    const list = { method: 'GET', path: pathOf(types.configMaps, namespace) };
+    try {
+      const level = JSON.parse((await cluster.kubectl(['get', 'prioritylevelconfiguration', name, '-o', 'json'])).stdout).metadata.uid;
+      await waitFor('the account\'s requests to meet its priority level', async () =>
+        (await throttled.open(list)).resume().headers['x-kubernetes-pf-prioritylevel-uid'] === level);
+      const holding = throttled.json({ method: 'POST', path: pathOf(types.configMaps, namespace),
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', labels } } });
+      holding.catch(() => undefined); // awaited below; a failure above must not surface as this one's
+      await waitFor('the webhook to hold a create', () => held);
+      const started = performance.now();
+      const answered = throttled.json<{ items: unknown[] }>(list);
+      setTimeout(release, 1_500);
+      assert.ok(Array.isArray((await answered).items));
+      const waited = performance.now() - started;
+      assert.ok(waited >= 1_000, `answered after ${waited.toFixed(0)} ms: the 429 was not waited out`);
+      await holding;
+    } finally {
+      release();
+      throttled.close();
+    }
+  } finally {
+    await cluster.kubectl(['delete', ...clusterObjects, '--ignore-not-found']);
+    await new Promise((resolve) => hook.close(resolve));
   }
 });

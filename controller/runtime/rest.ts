@@ -3,6 +3,7 @@
 // refreshed periodically so rotated tokens are picked up.
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { signalFor } from './abort.ts';
 import { execInPod, type ExecRequest, type ExecResult } from './exec.ts';
@@ -39,6 +40,21 @@ export interface RequestSpec {
 }
 
 const defaultAuthRefreshMs = 60_000;
+/** As client-go: a request the apiserver asks to be sent again later is sent at most this many times in all. */
+const maxAttempts = 10;
+const longestRetryAfterMs = 60_000;
+
+/**
+ * How long the apiserver asks us to wait before sending the request again, or undefined when it does not: a 429
+ * (priority and fairness, or a max-in-flight limit, refused it before any work was done) or a 5xx on a read, each
+ * with Retry-After in seconds, as client-go retries them.
+ */
+function retryAfterMs(res: IncomingMessage, method: string): number | undefined {
+  const status = res.statusCode ?? 0;
+  if (status !== 429 && !(status >= 500 && method === 'GET')) return undefined;
+  const seconds = Number(res.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, longestRetryAfterMs) : undefined;
+}
 
 /** Credentials as comparable text: client-node reads cert files into new Buffers on every refresh. */
 function credentialText(value: unknown): string {
@@ -104,8 +120,23 @@ export class RestClient {
     return options;
   }
 
-  /** Sends the request and resolves with the response once its headers arrive; non-2xx becomes an ApiError. */
+  /**
+   * Sends the request and resolves with the response once its headers arrive; non-2xx becomes an ApiError. A 429 or
+   * a failed read with Retry-After is sent again after the wait it asks for.
+   */
   async open(spec: RequestSpec): Promise<IncomingMessage> {
+    const signal = signalFor(spec.signal);
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.send(spec, signal);
+      if (res.statusCode! >= 200 && res.statusCode! < 300) return res;
+      const waitMs = attempt < maxAttempts ? retryAfterMs(res, spec.method) : undefined;
+      if (waitMs === undefined) throw apiError(res.statusCode!, await readBody(res), spec.method, spec.path);
+      res.resume();
+      await sleep(waitMs, undefined, { signal });
+    }
+  }
+
+  private async send(spec: RequestSpec, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     const auth = await this.connection();
     const path = withQuery(spec.path, spec.query);
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -118,9 +149,8 @@ export class RestClient {
       headers['Content-Type'] = spec.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(body));
     }
-    const signal = signalFor(spec.signal);
     signal?.throwIfAborted();
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    return new Promise<IncomingMessage>((resolve, reject) => {
       const req = request({
         protocol: this.server.protocol, hostname: this.server.hostname, port: this.server.port,
         path: `${this.server.pathname.replace(/\/$/, '')}${path}`, method: spec.method, headers, agent: this.agent,
@@ -132,8 +162,6 @@ export class RestClient {
       req.on('error', reject);
       req.end(body);
     });
-    if (res.statusCode! >= 200 && res.statusCode! < 300) return res;
-    throw apiError(res.statusCode!, await readBody(res), spec.method, spec.path);
   }
 
   async json<T>(spec: RequestSpec): Promise<T> {
