@@ -25,6 +25,8 @@ const failFor = new Map<string, number>();
 const attemptsAt = new Map<string, number[]>();
 /** POSTs per PodAlert, delivered or not. */
 const postsFrom = new Map<string, number>();
+/** A PodAlert to change (a new resourceVersion) while the first message about it is being received. */
+let changeWhileReceiving: string | undefined;
 
 const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
 const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
@@ -50,8 +52,12 @@ before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'keelson-podalert-test-'));
   hook = createServer((req, res) => {
     let body = '';
-    req.on('data', (chunk) => (body += chunk)).on('end', () => {
+    req.on('data', (chunk) => (body += chunk)).on('end', async () => {
       const message = JSON.parse(body);
+      if (message.podAlert?.name === changeWhileReceiving) {
+        changeWhileReceiving = undefined;
+        await kubectl('annotate', 'pa', message.podAlert.name, 'changed=while-receiving');
+      }
       attemptsAt.set(message.pod, [...(attemptsAt.get(message.pod) ?? []), Date.now()]);
       postsFrom.set(message.podAlert?.name, (postsFrom.get(message.podAlert?.name) ?? 0) + 1);
       const failures = failFor.get(message.pod) ?? 0;
@@ -176,6 +182,18 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.equal(attemptsAt.get('flaky')!.length, 3);
     assert.ok(second! - first! >= 1_900 && third! - second! >= 3_900, `retries were not spaced 2 s then 4 s apart: ` +
       `${second! - first!} ms, ${third! - second!} ms`);
+  });
+
+  it('repeats at most the one message whose record a conflict lost, with the same id', async () => {
+    changeWhileReceiving = 'racy';
+    await podAlert('racy', { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'shop' } },
+      webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+    const status = await statusOf('racy', (s) => s.unhealthyPods > 0 && s.pendingNotifications?.length === 0 &&
+      s.conditions?.some((c: any) => c.type === 'WebhookDelivered' && c.status === 'True'), 'every message delivered');
+    assert.equal(changeWhileReceiving, undefined, 'the PodAlert was not changed during a delivery');
+    const ids = messagesFor('racy').map((m) => m.id);
+    assert.equal(new Set(ids).size, status.unhealthyPods);
+    assert.ok(ids.length <= status.unhealthyPods + 1, `${ids.length} messages for ${status.unhealthyPods} alerts: ${ids}`);
   });
 
   it('reports a missing Secret as a condition and keeps working', async () => {
