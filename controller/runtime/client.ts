@@ -136,6 +136,17 @@ export class Client {
       body: patch, contentType: contentTypes[patchType] }));
   }
 
+  /** A patch of an object that may be gone already (say, one the cache still holds): undefined when it is. */
+  async patchIfPresent<T extends KubeObject>(type: ResourceType, namespace: string | undefined, name: string,
+    patch: unknown, patchType: Exclude<PatchType, 'apply'>): Promise<T | undefined> {
+    try {
+      return await this.patch<T>(type, namespace, name, patch, patchType);
+    } catch (error) {
+      if (error instanceof ApiError && error.notFound) return undefined;
+      throw error;
+    }
+  }
+
   /**
    * Server-side apply of the fields this field manager owns; conflicts with other managers are forced. An apply
    * creates the object when it is missing, for which the apiserver asks for create as well as patch.

@@ -11,6 +11,7 @@ import { after, before, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
 import { waitFor } from '../../test/support/wait.ts';
+import { Client } from './client.ts';
 import { RestClient } from './rest.ts';
 import { pathOf, types } from './resources.ts';
 
@@ -46,6 +47,22 @@ it('keeps an open watch when it reads unchanged credentials again', async () => 
   } finally {
     abort.abort();
     client.close();
+  }
+});
+
+it('patches an object that may be gone: undefined when it is, not an error', async () => {
+  const config = new KubeConfig();
+  config.loadFromFile(cluster.state.kubeconfig);
+  const rest = new RestClient(config, 'keelson-test');
+  const client = new Client(rest, [{ group: '', resource: 'configmaps', verbs: ['create', 'patch'], reason: 'test' }], 'test');
+  try {
+    const marks = { metadata: { annotations: { marked: null } } };
+    assert.equal(await client.patchIfPresent(types.configMaps, namespace, 'never-was', marks, 'merge'), undefined);
+    await client.create(types.configMaps, { metadata: { name: 'is', namespace } });
+    const patched = await client.patchIfPresent(types.configMaps, namespace, 'is', { metadata: { labels: { a: 'b' } } }, 'merge');
+    assert.equal(patched?.metadata.labels?.a, 'b');
+  } finally {
+    rest.close();
   }
 });
 

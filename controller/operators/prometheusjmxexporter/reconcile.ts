@@ -8,7 +8,6 @@ import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
@@ -243,12 +242,8 @@ class PrometheusJmxExporterReconciler {
   private async unmark(namespace: string, exporter: string, which: (pod: Pod) => boolean): Promise<void> {
     for (const pod of this.pods.listNamespace(namespace)) {
       if (recordOf(pod)?.exporter !== exporter || !which(pod)) continue;
-      try {
-        await this.ctx.client.patch(types.pods, namespace, pod.metadata.name,
-          { metadata: { annotations: unmarkAnnotations } }, 'merge');
-      } catch (error) {
-        if (!(error instanceof ApiError && error.notFound)) throw error;
-      }
+      await this.ctx.client.patchIfPresent(types.pods, namespace, pod.metadata.name,
+        { metadata: { annotations: unmarkAnnotations } }, 'merge');
     }
   }
 
