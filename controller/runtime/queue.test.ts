@@ -59,6 +59,22 @@ describe('WorkQueue', () => {
     assert.equal(queue.failuresOf('k'), 0);
   });
 
+  it('spreads the retries of keys that failed together', async () => {
+    const queue = new WorkQueue(counting(), { baseDelayMs: 200, maxDelayMs: 200 });
+    const started = performance.now();
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
+    keys.forEach((key) => queue.addRateLimited(key));
+    const back: number[] = [];
+    for (const _ of keys) {
+      const key = (await queue.get())!;
+      back.push(performance.now() - started);
+      queue.done(key);
+    }
+    // 200 ms stretched by up to 20%: ten keys all back within a few ms of each other would mean no jitter.
+    assert.ok(back.every((t) => t >= 199 && t < 600), back.join(','));
+    assert.ok(back.at(-1)! - back[0]! > 5, `all back within ${(back.at(-1)! - back[0]!).toFixed(1)} ms: ${back.join(',')}`);
+  });
+
   it('hands out no queued key once shut down: a deposed or stopping controller starts nothing new', async () => {
     const queue = new WorkQueue(counting());
     for (let i = 0; i < 200; i++) queue.add(`ns/k${i}`);
