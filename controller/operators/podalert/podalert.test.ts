@@ -9,6 +9,7 @@ import { installSimulationStages, simulateLabel } from '../../../test/cluster/st
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { freePort } from '../../../test/support/ports.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 
 const cluster = testCluster();
@@ -233,6 +234,26 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
       await controller.stop();
       controller = await startOperator(cluster, namespace, ['podalert'], scratch);
     }
+  });
+
+  it('drops the oldest message past 100 waiting, and says so in a condition, an Event and a count', async () => {
+    await kubectl('create', 'secret', 'generic', 'dead-hook', `--from-literal=url=http://127.0.0.1:${await freePort()}/`);
+    await podAlert('full', { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'full' } },
+      webhook: { secretRef: { name: 'dead-hook', key: 'url' } } });
+    await statusOf('full', (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered'), 'the webhook checked');
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const waiting = Array.from({ length: 100 }, (_, i) => ({ id: `old-${i}`, event: 'alert', pod: `old-${i}`,
+      text: `Pod old-${i} is unhealthy`, attempts: 5, notBefore: later }));
+    await kubectl('patch', 'pa', 'full', '--subresource=status', '--type=merge', '-p',
+      JSON.stringify({ status: { pendingNotifications: waiting } }));
+    await kubectl('run', 'overflowing', '--image=registry.example/app:1', `--labels=${simulateLabel}=crash-loop,team=full`);
+    const status = await statusOf('full', (s) => s.droppedNotifications === 1, 'one message dropped');
+    assert.equal(status.pendingNotifications.length, 100);
+    assert.deepEqual([status.pendingNotifications[0].id, status.pendingNotifications.at(-1).pod], ['old-1', 'overflowing']);
+    const condition = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
+    assert.deepEqual([condition.status, condition.reason], ['False', 'OutboxOverflow']);
+    const events = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=full')).items;
+    assert.ok(events.some((e: any) => e.reason === 'NotificationsDropped' && e.type === 'Warning'));
   });
 
   it('counts a pod only after the grace period, and clears alerts when the check is turned off', async () => {

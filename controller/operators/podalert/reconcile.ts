@@ -96,6 +96,11 @@ class PodAlertReconciler {
       message: !checking ? 'spec.alerts.checkRunningPods is false'
         : unhealthy.size > alerts.length ? `${count}; the ${alerts.length} most recent are listed` : count });
     if (!spec.webhook) conditions = conditions.filter((c) => c.type !== 'WebhookDelivered');
+    if (dropped) {
+      conditions = setCondition(conditions, { type: 'WebhookDelivered', status: 'False', reason: 'OutboxOverflow',
+        observedGeneration: generation, message: `${dropped} message${dropped === 1 ? '' : 's'} dropped: ` +
+          `${outboxLimit} were waiting for the webhook` });
+    }
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
       unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions,
       ...(dropped ? { droppedNotifications: (previous.droppedNotifications ?? 0) + dropped } : {}) };
