@@ -7,7 +7,9 @@ import { serveExec } from '../../../test/cluster/kwok.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
+import { toolsImage } from '../../../images/recipes.ts';
 import { containerName } from './debug.ts';
 
 const cluster = testCluster();
@@ -158,3 +160,33 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
     assert.deepEqual(controller.logs.filter((l) => /cannot \w+ resource/.test(JSON.stringify(l))), []);
   });
 });
+
+describe('PodBuggerTool on the real node', { skip: withoutRealNode(cluster) }, () => {
+  let real: string;
+  let realController: ControllerProcess;
+  before(async () => {
+    const ns = await freshNamespace(cluster, 'pbt-real', { pods: 'real' });
+    real = ns.name;
+    cleanups.push(ns.cleanup);
+    await loadImage(cluster, toolsImage);
+    realController = await startOperator(cluster, real, ['podbuggertool'], scratch);
+  });
+  after(() => realController?.stop());
+
+  it('adds a debug container a person can exec into and see the target container\'s processes', async () => {
+    const tools = 'keelson.local/tools:1';
+    await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'app', labels: { app: 'real' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
+        { name: 'app', image: tools, imagePullPolicy: 'Never', command: ['sh', '-c', 'exec sleep 3600'] }] } }) });
+    await waitForPod(cluster, real, 'app', 'Running and Ready', (p) => p.status?.phase === 'Running' && isReady(p));
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PodBuggerTool', metadata: { name: 'real-debug', namespace: real },
+      spec: { label: 'app=real', image: tools, profile: 'general' } }) });
+    const name = containerName('real-debug', tools);
+    await waitForPod(cluster, real, 'app', `running debug container ${name}`, (p) =>
+      p.status?.ephemeralContainerStatuses?.some((c: any) => c.name === name && c.state?.running));
+    const listing = (await cluster.kubectl(['exec', '-n', real, 'app', '-c', name, '--', 'ps', '-o', 'pid,args'])).stdout;
+    assert.match(listing, /^\s*1\s+sleep 3600$/m, `the target's process is not PID 1 of the shared namespace:\n${listing}`);
+  });
+});
+
