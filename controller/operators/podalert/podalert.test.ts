@@ -10,7 +10,9 @@ import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { freePort } from '../../../test/support/ports.ts';
+import { loadImage, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
+import { toolsImage } from '../../../images/recipes.ts';
 
 const cluster = testCluster();
 let namespace: string;
@@ -19,6 +21,7 @@ let scratch: string;
 let controller: ControllerProcess;
 let hook: Server;
 let hookUrl: string;
+let realCleanup: (() => Promise<void>) | undefined;
 const received: any[] = [];
 /** Messages about these pods are refused with HTTP 500 this many more times. */
 const failFor = new Map<string, number>();
@@ -82,6 +85,7 @@ before(async () => {
 });
 after(async () => {
   await controller.stop();
+  await realCleanup?.();
   await new Promise((resolve) => hook.close(resolve));
   await rm(scratch, { recursive: true, force: true });
   await cleanup();
@@ -298,3 +302,41 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.deepEqual(events.filter((e: any) => e.reason === 'Resolved'), [], 'an alert was resolved while its pod is broken');
   });
 });
+
+describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => {
+  let real: string;
+  let realController: ControllerProcess;
+  const tools = 'keelson.local/tools:1';
+  before(async () => {
+    const ns = await freshNamespace(cluster, 'podalert-real', { pods: 'real' });
+    real = ns.name;
+    realCleanup = ns.cleanup;
+    await loadImage(cluster, toolsImage);
+    await cluster.kubectl(['create', 'secret', 'generic', 'alert-hook', `--from-literal=url=${hookUrl}`, '-n', real]);
+    realController = await startOperator(cluster, real, ['podalert'], scratch);
+  });
+  after(() => realController?.stop());
+
+  it('alerts once on a real crash loop with its previous instance\'s last lines, and resolves once, across a restart', async () => {
+    await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'crashing', labels: { app: 'crashing' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
+        { name: 'app', image: tools, imagePullPolicy: 'Never',
+          command: ['sh', '-c', 'echo "starting"; echo "fatal: no config at $(date +%s)"; exit 3'] }] } }) });
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert',
+      metadata: { name: 'real', namespace: real }, spec: { alerts: { checkRunningPods: true }, gracePeriodSeconds: 0,
+        logLines: 2, webhook: { secretRef: { name: 'alert-hook', key: 'url' } } } }) });
+    const status = await waitFor('a CrashLoopBackOff alert with the previous instance\'s log', async () => {
+      const s = (await cluster.getJson(real, 'pa', 'real'))?.status;
+      return s?.alerts?.[0]?.reason === 'CrashLoopBackOff' && s.alerts[0].logTail ? s : undefined;
+    }, { timeoutMs: 90_000 });
+    assert.match(status.alerts[0].logTail, /^starting\nfatal: no config at \d+\n$/);
+    await waitFor('the alert message', () => messagesFor('real').length === 1, { timeoutMs: 30_000 });
+
+    await realController.stop();
+    realController = await startOperator(cluster, real, ['podalert'], scratch);
+    await cluster.kubectl(['delete', 'pod', 'crashing', '-n', real, '--wait=false']);
+    await waitFor('the resolution message', () => messagesFor('real').some((m) => m.event === 'resolved'), { timeoutMs: 60_000 });
+    assert.deepEqual(messagesFor('real').map((m) => [m.event, m.pod]), [['alert', 'crashing'], ['resolved', 'crashing']]);
+  });
+});
+

@@ -169,6 +169,8 @@ class PodAlertReconciler {
     try {
       const text = await this.ctx.client.getText(types.pods, pod.metadata.namespace!, pod.metadata.name, 'log',
         { container: found.container, tailLines: logLines, limitBytes: logBytes, previous: found.previousLog });
+      // The kubelet answers 200 with this text while a just-exited instance's log is not readable yet.
+      if (/^unable to retrieve container logs for /.test(text)) return { ...alert, logError: `no log yet: ${text.trim()}`.slice(0, 1024) };
       return { ...alert, logTail: text.slice(-logBytes) };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
