@@ -169,6 +169,10 @@ describe('controller runtime', () => {
     it('makes no API write when reconciling an object that needs nothing', async () => {
       await putSource('steady', { v: '1' });
       await waitForMirror('steady', { v: '1' });
+      // A reconcile still finishing (its Event written after the mirror) must not count here.
+      await waitFor('every reconcile to have returned', async () =>
+        await fixture.metric('controller_runtime_active_workers', { controller: 'mirror' }) === 0 &&
+        await fixture.metric('workqueue_depth', { name: 'mirror' }) === 0);
       const writes = async () => (await Promise.all(['create', 'update', 'patch', 'delete'].map((verb) =>
         fixture.metric('keelson_client_requests_total', { verb })))).reduce((a, b) => a + b, 0);
       const before = await writes();
