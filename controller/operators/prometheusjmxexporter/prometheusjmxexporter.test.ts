@@ -11,7 +11,9 @@ import type { ControllerProcess } from '../../../test/support/controller-process
 import { execReady, javaContainer, reportContainerStarted, type JavaContainer } from '../../../test/support/jvm.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { freePort } from '../../../test/support/ports.ts';
+import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
+import { javaAppImage, toolsImage } from '../../../images/recipes.ts';
 import { recordAnnotation } from './plan.ts';
 
 const cluster = testCluster();
@@ -258,3 +260,54 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     for (const key of ['prometheus.io/scrape', 'prometheus.io/port', recordAnnotation]) assert.equal(annotations[key], undefined);
   });
 });
+
+describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(cluster) }, () => {
+  let real: string;
+  let realController: ControllerProcess;
+  const inReal = (...args: string[]) => cluster.kubectl(['-n', real, ...args]);
+  before(async () => {
+    const ns = await freshNamespace(cluster, 'pje-real', { pods: 'real' });
+    real = ns.name;
+    cleanups.push(ns.cleanup);
+    const [java, tools] = await Promise.all([loadImage(cluster, javaAppImage), loadImage(cluster, toolsImage)]);
+    const pod = (name: string, container: object, volumes: object[] = []) => ({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, labels: { app: name } }, spec: { terminationGracePeriodSeconds: 1, containers: [container], volumes } });
+    await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      // The JVM's attach socket and the agent's files go to /tmp: an emptyDir, as on a read-only root filesystem.
+      pod('java', { name: 'app', image: java, imagePullPolicy: 'Never', volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] },
+        [{ name: 'tmp', emptyDir: {} }]),
+      pod('client', { name: 'client', image: tools, imagePullPolicy: 'Never', command: ['sleep', '3600'] }),
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jmx' }, data: { 'config.yaml': 'rules:\n- pattern: ".*"\n' } },
+    ] }) });
+    for (const name of ['java', 'client']) {
+      await waitForPod(cluster, real, name, 'Running', (p) => p.status?.phase === 'Running' && isReady(p));
+    }
+    realController = await startOperator(cluster, real, ['prometheusjmxexporter'], scratch);
+  });
+  after(() => realController?.stop());
+
+  it('loads the agent into a JVM in a real container, no restart, serving another pod; a new config is exported', async () => {
+    const jvmPid = async () => (await inReal('exec', 'java', '--', 'pidof', 'java')).stdout.trim();
+    const pidBefore = await jvmPid();
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PrometheusJmxExporter', metadata: { name: 'java', namespace: real },
+      spec: { labelSelector: { app: 'java' }, port: 9404, config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } }) });
+    await waitFor('the exporter to list the pod', async () =>
+      (await cluster.getJson(real, 'pje', 'java'))?.status?.endpointCount === 1, { timeoutMs: 90_000 });
+    const pod = await cluster.getJson(real, 'pod', 'java');
+    const scrape = async () => (await inReal('exec', 'client', '--', 'timeout', '5', 'wget', '-qO-',
+      `http://${pod.status.podIP}:9404/metrics`)).stdout;
+    assert.match(await scrape(), /^jvm_memory_used_bytes\{area="heap"\} /m);
+    assert.match(await scrape(), /^java_lang_Memory_HeapMemoryUsage_used /m);
+    assert.equal(pod.status.containerStatuses[0].restartCount, 0);
+    assert.equal(await jvmPid(), pidBefore, 'the JVM was restarted');
+
+    await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: { name: 'jmx' }, data: { 'config.yaml': 'includeObjectNames: ["java.lang:type=Threading"]\nrules:\n- pattern: ".*"\n' } }) });
+    await waitFor('the new config exported', async () => {
+      const metrics = await scrape();
+      return !/^java_lang_Memory_HeapMemoryUsage_used /m.test(metrics) && /^java_lang_Threading_ThreadCount /m.test(metrics);
+    }, { timeoutMs: 60_000 });
+  });
+});
+
