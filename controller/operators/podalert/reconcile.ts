@@ -32,6 +32,8 @@ class PodAlertReconciler {
   private readonly pods;
   private readonly unhealthy: Gauge;
   private readonly destinations: DestinationPolicy;
+  /** When each PodAlert (uid/generation) last had its webhook Secret read with nothing to send. */
+  private readonly secretChecked = new Map<string, number>();
 
   constructor(private readonly ctx: OperatorContext) {
     this.destinations = parseDestinations(ctx.options.webhookAllowedDestinations);
@@ -112,7 +114,7 @@ class PodAlertReconciler {
     let retryMs = Infinity;
     const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
     if (due > 0) retryMs = due;
-    else if (spec.webhook) {
+    else if (spec.webhook && (outbox.length || this.secretCheckDue(podAlert, generation, now))) {
       // Send only from the latest object: the cache may not show our last write yet, and an outbox read from it
       // would send again. A patch on resourceVersion alone fails with 409 (and a retry) when the cache was stale.
       if (!written && outbox.length) {
@@ -126,6 +128,19 @@ class PodAlertReconciler {
       if (delivery.outbox.length) retryMs = retryDelayMs(delivery.outbox[0]!.attempts ?? 1);
     }
     return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs) };
+  }
+
+  /**
+   * With nothing to send, the webhook Secret is still read, so that a missing one shows at once: on a new spec, and
+   * then once an evaluation period, not on every change of a pod in the namespace.
+   */
+  private secretCheckDue(podAlert: Resource, generation: number | undefined, now: Date): boolean {
+    const key = `${podAlert.metadata.uid}/${generation}`;
+    const last = this.secretChecked.get(key);
+    if (last !== undefined && now.getTime() - last < evaluationPeriodMs) return false;
+    this.secretChecked.set(key, now.getTime());
+    if (this.secretChecked.size > 10_000) this.secretChecked.delete(this.secretChecked.keys().next().value!);
+    return true;
   }
 
   /** Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. */
