@@ -38,10 +38,6 @@ export class Cache {
     for (const informer of this.informers.values()) informer.start();
   }
 
-  get synced(): boolean {
-    return [...this.informers.values()].every((informer) => informer.hasSynced);
-  }
-
   /** Each informer not synced yet, by name, with its last error. */
   notSynced(): string[] {
     return [...this.informers.values()].flatMap((informer) => informer.notSyncedBecause ?? []);

@@ -45,7 +45,6 @@ const shortestHealthyWatchMs = 1_000;
 
 type WatchEnd = 'closed' | 'short' | 'gone' | 'silent';
 
-
 interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject & { code?: number; reason?: string; message?: string };

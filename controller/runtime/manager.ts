@@ -93,8 +93,11 @@ export class Manager {
       serveMetrics(this.options.metricsBindAddress, this.metrics.registry),
       serveHealth(this.options.healthProbeBindAddress, {
         healthz: () => undefined,
-        readyz: () => stopping ? 'shutting down'
-          : this.cache.synced ? undefined : `caches not synced:\n${this.cache.notSynced().join('\n')}`,
+        readyz: () => {
+          if (stopping) return 'shutting down';
+          const waiting = this.cache.notSynced();
+          return waiting.length ? `caches not synced:\n${waiting.join('\n')}` : undefined;
+        },
       }),
     ]);
     this.servers = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));

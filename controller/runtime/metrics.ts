@@ -5,12 +5,17 @@ const workqueueBuckets = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 
 const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
   0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
 
+interface WorkInProgress {
+  unfinishedWorkSeconds(): number;
+  longestRunningSeconds(): number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** Per informer, how long its watch has been silent; read when /metrics is scraped. */
   readonly watchSilenceSources = new Map<string, () => number>();
   /** Per controller, its queue's work in progress; read when /metrics is scraped. */
-  readonly workInProgressSources = new Map<string, { unfinishedWorkSeconds(): number; longestRunningSeconds(): number }>();
+  readonly workInProgressSources = new Map<string, WorkInProgress>();
 
   readonly reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', registers: [this.registry],
     help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] });
@@ -35,22 +40,12 @@ export class Metrics {
   readonly workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', registers: [this.registry],
     help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name', 'controller'],
     buckets: workqueueBuckets });
-  readonly unfinishedWork = new Gauge({ name: 'workqueue_unfinished_work_seconds', registers: [this.registry],
-    help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
-      'Large values indicate stuck threads.', labelNames: ['name', 'controller'],
-    collect: () => {
-      for (const [name, queue] of this.workInProgressSources) {
-        this.unfinishedWork.set({ name, controller: name }, queue.unfinishedWorkSeconds());
-      }
-    } });
-  readonly longestRunning = new Gauge({ name: 'workqueue_longest_running_processor_seconds', registers: [this.registry],
-    help: 'How many seconds has the longest running processor for workqueue been running.',
-    labelNames: ['name', 'controller'],
-    collect: () => {
-      for (const [name, queue] of this.workInProgressSources) {
-        this.longestRunning.set({ name, controller: name }, queue.longestRunningSeconds());
-      }
-    } });
+  readonly unfinishedWork = this.workInProgressGauge('workqueue_unfinished_work_seconds',
+    'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+      'Large values indicate stuck threads.', (queue) => queue.unfinishedWorkSeconds());
+  readonly longestRunning = this.workInProgressGauge('workqueue_longest_running_processor_seconds',
+    'How many seconds has the longest running processor for workqueue been running.',
+    (queue) => queue.longestRunningSeconds());
 
   readonly leaderStatus = new Gauge({ name: 'leader_election_master_status', registers: [this.registry],
     help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
@@ -68,5 +63,14 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A per-queue gauge read from each controller's queue when /metrics is scraped. */
+  private workInProgressGauge(name: string, help: string, read: (queue: WorkInProgress) => number): Gauge {
+    const gauge: Gauge = new Gauge({ name, help, registers: [this.registry], labelNames: ['name', 'controller'],
+      collect: () => {
+        for (const [controller, queue] of this.workInProgressSources) gauge.set({ name: controller, controller }, read(queue));
+      } });
+    return gauge;
   }
 }

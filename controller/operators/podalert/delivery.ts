@@ -6,7 +6,7 @@ import type { OperatorContext } from '../../runtime/manager.ts';
 import type { Condition } from '../../runtime/status.ts';
 import { types, type KubeObject } from '../../runtime/resources.ts';
 import type { DestinationPolicy } from './destination.ts';
-import { DestinationRefused, payload, post, retryDelayMs, type Notification } from './webhook.ts';
+import { DestinationRefused, droppedText, payload, post, retryDelayMs, type Notification } from './webhook.ts';
 
 export type DeliveryCondition = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
@@ -21,10 +21,10 @@ Promise<{ outbox: Notification[] }> {
   let waiting = [...outbox];
   // A failure makes the first message due later, so the reconcile set off by our own status write does not retry
   // at once. With nothing waiting there is nothing to delay.
+  const overflow = dropped ? `${droppedText(dropped)}; ` : '';
   const failed = async (reason: string, message: string) => {
-    const overflow = dropped ? `${dropped} message${dropped === 1 ? '' : 's'} dropped (100 were waiting); ` : '';
     if (!waiting.length) {
-      await record(object, waiting, { type, status: 'False', reason, message: `${overflow}${message}` });
+      await record(object, waiting, { type, status: 'False', reason, message });
       return { outbox: waiting };
     }
     const attempts = (waiting[0]!.attempts ?? 0) + 1;
@@ -51,8 +51,7 @@ Promise<{ outbox: Notification[] }> {
     if (waiting.length) object = await record(object, waiting);
   }
   await record(object, waiting, dropped
-    ? { type, status: 'False', reason: 'OutboxOverflow', message: `${dropped} message${dropped === 1 ? '' : 's'} ` +
-      'dropped (100 were waiting); every message since was delivered' }
+    ? { type, status: 'False', reason: 'OutboxOverflow', message: `${overflow}every message since was delivered` }
     : { type, status: 'True', reason: 'Delivered', message: outbox.length ? 'every message was delivered'
       : 'the webhook Secret is in place; no message is waiting' });
   return { outbox: waiting };

@@ -12,13 +12,13 @@ import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
-import { fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
+import { clip, fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
 import { alertText, trouble, type PodView, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { deliver } from './delivery.ts';
 import { parseDestinations, type DestinationPolicy } from './destination.ts';
-import { outboxLimit, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
+import { droppedText, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
 type Pod = KubeObject & PodView;
@@ -88,8 +88,7 @@ class PodAlertReconciler {
     const { outbox, dropped } = spec.webhook ? queueNotifications(previous.pendingNotifications ?? [], incoming)
       : { outbox: [], dropped: 0 };
     if (dropped) {
-      await this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', `${dropped} webhook message` +
-        `${dropped === 1 ? ' was' : 's were'} dropped: ${outboxLimit} were already waiting for the webhook`);
+      await this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', droppedText(dropped));
     }
     const checking = spec.alerts.checkRunningPods;
     const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}`;
@@ -100,8 +99,7 @@ class PodAlertReconciler {
     if (!spec.webhook) conditions = conditions.filter((c) => c.type !== 'WebhookDelivered');
     if (dropped) {
       conditions = setCondition(conditions, { type: 'WebhookDelivered', status: 'False', reason: 'OutboxOverflow',
-        observedGeneration: generation, message: `${dropped} message${dropped === 1 ? '' : 's'} dropped: ` +
-          `${outboxLimit} were waiting for the webhook` });
+        observedGeneration: generation, message: droppedText(dropped) });
     }
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
       unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions,
@@ -172,7 +170,7 @@ class PodAlertReconciler {
   private async alertFor(pod: Pod, found: Trouble, logLines: number, logBytes: number, previous: Alert | undefined):
   Promise<Alert> {
     const alert: Alert = { pod: pod.metadata.name, phase: found.phase, reason: found.reason, since: timestamp(found.since),
-      containers: found.containers, ...(found.message ? { message: found.message.slice(0, 4096) } : {}),
+      containers: found.containers, ...(found.message ? { message: clip(found.message, 4096) } : {}),
       ...(found.container ? { container: found.container } : {}) };
     if (!found.container || logLines === 0) return alert;
     const restarts = (a: { containers?: { name: string; restartCount?: number }[] } | undefined) =>

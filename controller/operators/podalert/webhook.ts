@@ -15,6 +15,11 @@ export type Notification = NonNullable<PodAlertStatus['pendingNotifications']>[n
 /** Messages waiting at most; beyond, the oldest are dropped and counted. */
 export const outboxLimit = 100;
 
+/** What dropping `dropped` messages is called, in Events and conditions. */
+export function droppedText(dropped: number): string {
+  return `${dropped} webhook message${dropped === 1 ? '' : 's'} dropped: ${outboxLimit} were already waiting`;
+}
+
 /** `incoming` queued behind `waiting`, the oldest dropped past the limit (and how many were). */
 export function queueNotifications(waiting: Notification[], incoming: Notification[]):
 { outbox: Notification[]; dropped: number } {
