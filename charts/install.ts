@@ -111,6 +111,7 @@ export class KeelsonInstall extends Construct {
       leaderElect,
       logLevel: props.logLevel ?? 'info',
       webhookAllowedDestinations: props.webhookAllowedDestinations?.join(','),
+      postgresAgentImage: props.image,
     });
     const probe = (path: string, periodSeconds: number) => ({
       httpGet: { path, port: k8s.IntOrString.fromString('health') }, periodSeconds, timeoutSeconds: 2, failureThreshold: 3,

@@ -770,11 +770,18 @@ export interface PostgresClusterSpec {
   readonly size: number;
 
   /**
-   * Each member's PersistentVolumeClaim.
+   * Each member's PersistentVolumeClaim. size and storageClassName cannot change: existing volumes would not follow.
    *
    * @schema PostgresClusterSpec#storage
    */
   readonly storage?: PostgresClusterSpecStorage;
+
+  /**
+   * Replicas that must have each commit before the primary acknowledges it (synchronous replication, quorum ANY n of the replicas); capped by the replicas there are. 1, the default, loses no acknowledged write in a failover while a replica is healthy, and stops writes while none is; 0 is asynchronous: writes go on without replicas, and a failover may lose the latest ones.
+   *
+   * @schema PostgresClusterSpec#synchronousReplicas
+   */
+  readonly synchronousReplicas?: number;
 
   /**
    * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a major change is refused.
@@ -800,6 +807,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
     'resources': toJson_PostgresClusterSpecResources(obj.resources),
     'size': obj.size,
     'storage': toJson_PostgresClusterSpecStorage(obj.storage),
+    'synchronousReplicas': obj.synchronousReplicas,
     'version': obj.version,
   };
   // filter undefined values
@@ -908,7 +916,7 @@ export function toJson_PostgresClusterSpecResources(obj: PostgresClusterSpecReso
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Each member's PersistentVolumeClaim.
+ * Each member's PersistentVolumeClaim. size and storageClassName cannot change: existing volumes would not follow.
  *
  * @schema PostgresClusterSpecStorage
  */

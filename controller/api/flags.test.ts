@@ -9,7 +9,7 @@ describe('controller flags', () => {
     const defaults = parseControllerFlags([], {}, known);
     assert.deepEqual(defaults, { controllers: known, namespace: undefined, metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, kubeconfig: undefined,
-      logLevel: 'info', webhookAllowedDestinations: undefined });
+      logLevel: 'info', webhookAllowedDestinations: undefined, postgresAgentImage: undefined });
     const env = { KEELSON_CONTROLLERS: 'tdset', KEELSON_LOG_LEVEL: 'warn', POD_NAMESPACE: 'ops', KUBECONFIG: '/k' };
     assert.deepEqual(parseControllerFlags([], env, known), { ...defaults, controllers: ['tdset'], logLevel: 'warn',
       leaderElectionNamespace: 'ops', kubeconfig: '/k' });

@@ -21,6 +21,8 @@ export interface ControllerOptions {
   logLevel: LogLevel;
   /** PodAlert: the hosts and CIDRs webhooks may go to (comma-separated); default anywhere but link-local. */
   webhookAllowedDestinations?: string;
+  /** PostgresCluster: the image member pods run their agent from; default the operator's own, as the build names it. */
+  postgresAgentImage?: string;
 }
 
 interface FlagSpec {
@@ -44,6 +46,8 @@ export const flagSpecs: Record<keyof ControllerOptions, FlagSpec> = {
   logLevel: { flag: 'log-level', env: 'KEELSON_LOG_LEVEL', help: 'debug, info, warn or error (default info)' },
   webhookAllowedDestinations: { flag: 'webhook-allowed-destinations', env: 'KEELSON_WEBHOOK_ALLOWED_DESTINATIONS',
     help: 'PodAlert webhooks go only to these hosts and CIDRs, comma-separated (default anywhere but link-local)' },
+  postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',
+    help: 'PostgresCluster: the image of the member agent, the operator\'s own (default keelson/controller:<version>)' },
 };
 
 export function usage(): string {
@@ -89,6 +93,7 @@ ControllerOptions {
     kubeconfig: read('kubeconfig'),
     logLevel: logLevel as LogLevel,
     webhookAllowedDestinations: read('webhookAllowedDestinations'),
+    postgresAgentImage: read('postgresAgentImage'),
   };
 }
 

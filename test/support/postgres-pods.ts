@@ -1,16 +1,26 @@
-// PostgresCluster members on simulated nodes: volumes for their claims, and exec into them served on this machine.
-// The member scripts' PostgreSQL behaviour is proven against real servers (member.test.ts); here the operator's
-// orchestration is, so exec runs the operator's real scripts with a psql on PATH that answers as each member would:
-// its role and WAL position from a file the test writes, and a promotion recorded in another.
+// PostgresCluster members on simulated nodes: volumes for their claims, exec into them served on this machine, and
+// their agents. The member scripts' PostgreSQL behaviour is proven against real servers (member.test.ts) and on the
+// real node; here the operator's orchestration is, so exec runs the operator's real scripts with a psql on PATH that
+// answers as each member would: its role and WAL position from a file the test writes, a promotion recorded in
+// another. Each member's agent is the real one, renewing the Lease while it names the member, with no PostgreSQL
+// of its own to stop.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pino } from 'pino';
+import { MemberAgent } from '../../controller/operators/postgrescluster/agent.ts';
+import { names } from '../../controller/operators/postgrescluster/objects.ts';
+import { agentPermissions } from '../../controller/operators/postgrescluster/permissions.ts';
+import { Client } from '../../controller/runtime/client.ts';
+import { RestClient } from '../../controller/runtime/rest.ts';
 import type { LocalCluster } from '../cluster/cluster.ts';
 import { serveExec } from '../cluster/kwok.ts';
 
 const psql = `#!/bin/sh
 case "$*" in
-  *pg_is_in_recovery*) cat position ;;
+  *"CASE WHEN pg_is_in_recovery()"*) cat position ;;
+  *"SELECT pg_is_in_recovery()"*) if [ -f promoted ]; then echo f; else echo t; fi ;;
   *pg_promote*) echo primary > promoted; echo t ;;
+  *synchronous_standby_names*) echo "$*" > synchronous ;;
 esac
 `;
 
@@ -18,24 +28,35 @@ export interface MemberExec {
   /** What the member answers when asked how far it replayed, e.g. "replica 0/3000000". */
   setPosition(member: string, position: string): Promise<void>;
   promoted(member: string): Promise<boolean>;
+  /** Stops the members' agents. */
+  stop(): void;
 }
 
-/** Serves exec into the members `names` of `namespace`, each in a directory of its own under `scratch`. */
-export async function serveMemberExec(cluster: LocalCluster, namespace: string, names: string[], scratch: string):
-Promise<MemberExec> {
+/**
+ * Serves exec into the members `members` of the PostgresCluster `name` in `namespace`, each in a directory of its own
+ * under `scratch`, and runs their agents.
+ */
+export async function serveMemberExec(cluster: LocalCluster, namespace: string, name: string, members: string[],
+  scratch: string): Promise<MemberExec> {
   const bin = join(scratch, 'bin');
   await mkdir(bin, { recursive: true });
   await writeFile(join(bin, 'psql'), psql);
   await chmod(join(bin, 'psql'), 0o755);
   const dir = (member: string) => join(scratch, member);
-  for (const member of names) {
+  const client = new Client(new RestClient(cluster.adminConfig()), agentPermissions, 'keelson-member-agent');
+  const stopAgents = new AbortController();
+  for (const member of members) {
     await mkdir(dir(member), { recursive: true });
     await writeFile(join(dir(member), 'position'), 'replica 0/1000000\n');
     await serveExec(cluster, { namespace, pod: member }, dir(member), { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432' });
+    void new MemberAgent({ client, namespace, lease: names.lease(name), member, roleFile: join(dir(member), 'role'),
+      postgres: { primaryPid: async () => undefined, stop: async () => {} }, log: pino({ level: 'silent' }) })
+      .run(stopAgents.signal);
   }
   return {
     setPosition: (member, position) => writeFile(join(dir(member), 'position'), `${position}\n`),
     promoted: async (member) => (await readFile(join(dir(member), 'promoted'), 'utf8').catch(() => '')) !== '',
+    stop: () => stopAgents.abort(),
   };
 }
 

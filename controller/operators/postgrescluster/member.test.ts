@@ -107,12 +107,12 @@ describe('member scripts against real PostgreSQL', () => {
     await sql(environment, restored, 'INSERT INTO notes (note) VALUES (\'restored\')');
     await shows(replica, 'restored');
 
-    // A promoted member whose pod still says replica in its environment restarts as what its role label says.
+    // A promoted member whose pod still says replica in its environment restarts as what its agent says the Lease says.
     await restored.kill();
     members.splice(members.indexOf(restored), 1);
-    const labels = join(dir, 'labels');
-    await writeFile(labels, 'app.kubernetes.io/name="postgres"\nkeelson.dev/role="primary"\n', { mode: 0o644 });
-    const again = await member('restored', { ...replicaOf(replica), ROLE_FILE: labels, ...fresh });
+    const roleFile = join(dir, 'role');
+    await writeFile(roleFile, 'primary\n', { mode: 0o644 });
+    const again = await member('restored', { ...replicaOf(replica), ROLE_FILE: roleFile, ...fresh });
     assert.doesNotMatch(again.output(), /rewinding|cloning/);
     assert.equal((await position(again)).role, 'primary');
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { memberPod } from './objects.ts';
+import { agentIdentity, memberPod } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -8,7 +8,7 @@ const spec = { size: 3, version: '17.2', paused: false, antiAffinity: true, node
   storage: { size: '1Gi', keepOnScaleDown: true } } as any;
 
 describe('member pods', () => {
-  const pod = memberPod(cluster, spec, 'db-0001', { role: 'replica' }) as any;
+  const pod = memberPod(cluster, spec, 'db-0001', { role: 'replica', agentImage: 'keelson/controller:1.2.3' }) as any;
   const container = pod.spec.containers[0];
 
   it('run postgres:<version> hardened, as the postgres user, spread across nodes where asked', () => {
@@ -22,7 +22,7 @@ describe('member pods', () => {
     assert.equal(pod.metadata.ownerReferences[0].uid, 'u-1');
   });
 
-  it('get passwords only by reference to the cluster\'s Secret, and their role from their labels', () => {
+  it('get passwords only by reference to the cluster\'s Secret, and their role from the agent', () => {
     const passwords = container.env.filter((e: any) => /PASSWORD/.test(e.name));
     assert.equal(passwords.length, 2);
     for (const e of passwords) {
@@ -30,7 +30,27 @@ describe('member pods', () => {
       assert.equal(e.valueFrom.secretKeyRef.name, 'db-credentials');
     }
     assert.equal(pod.metadata.labels['keelson.dev/role'], 'replica');
-    assert.ok(container.env.some((e: any) => e.name === 'ROLE_FILE'));
-    assert.ok(pod.spec.volumes.some((v: any) => v.downwardAPI?.items[0].fieldRef.fieldPath === 'metadata.labels'));
+    const roleFile = (c: any) => c.env.find((e: any) => e.name === 'ROLE_FILE').value;
+    assert.equal(roleFile(container), roleFile(pod.spec.initContainers[0]));
+  });
+
+  it('run the member agent as a native sidecar from the operator\'s image, the only container with a token', () => {
+    const [agent] = pod.spec.initContainers;
+    assert.equal(agent.image, 'keelson/controller:1.2.3');
+    assert.equal(agent.restartPolicy, 'Always');
+    assert.equal(pod.spec.shareProcessNamespace, true);
+    assert.equal(pod.spec.automountServiceAccountToken, false);
+    assert.equal(pod.spec.serviceAccountName, 'db-member');
+    const tokenMounts = (c: any) => c.volumeMounts.filter((m: any) => m.name === 'agent-token');
+    assert.equal(tokenMounts(agent).length, 1);
+    assert.equal(tokenMounts(container).length, 0);
+    assert.ok(agent.volumeMounts.find((m: any) => m.name === 'data').readOnly);
+  });
+
+  it('give the agents a Role on their cluster\'s Lease alone', () => {
+    const { role, roleBinding } = agentIdentity(cluster) as any;
+    assert.deepEqual(role.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'],
+      resourceNames: ['db-primary'] }]);
+    assert.deepEqual(roleBinding.subjects, [{ kind: 'ServiceAccount', name: 'db-member', namespace: 'shop' }]);
   });
 });

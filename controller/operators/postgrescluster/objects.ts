@@ -1,10 +1,13 @@
 // The objects a PostgresCluster owns, as they should be: per member a Pod and a PersistentVolumeClaim; the Secret of
 // generated credentials; the ConfigMap of member scripts; Services for writes (the primary), reads (the replicas) and
-// member addresses; and, with spec.backup, the backup volume and the CronJob that fills it.
+// member addresses; the Lease naming the primary, and the member agents' ServiceAccount and Role that may renew only
+// it; and, with spec.backup, the backup volume and the CronJob that fills it.
 import { randomBytes } from 'node:crypto';
 import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
-import type { Role } from './plan.ts';
+import { microTime } from './agent.ts';
+import { agentPermissions } from './permissions.ts';
+import { leaseDurationMs, type Role } from './plan.ts';
 import { backupScript, memberScript } from './scripts.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
@@ -16,8 +19,11 @@ export const clusterLabel = 'keelson.dev/postgrescluster';
 export const memberLabel = 'keelson.dev/member';
 export const roleLabel = 'keelson.dev/role';
 export const versionAnnotation = 'keelson.dev/postgres-version';
+/** On the primary's pod: synchronous_standby_names as last set on it. */
+export const synchronousAnnotation = 'keelson.dev/synchronous-standby-names';
 const postgresUid = 999;
 const scriptsDir = '/keelson';
+const pgdata = '/var/lib/postgresql/data/pgdata';
 const backupsDir = '/backups';
 
 export const names = {
@@ -27,7 +33,12 @@ export const names = {
   readOnly: (cluster: string) => `${cluster}-ro`,
   members: (cluster: string) => `${cluster}-members`,
   backups: (cluster: string) => `${cluster}-backups`,
+  lease: (cluster: string) => `${cluster}-primary`,
+  agent: (cluster: string) => `${cluster}-member`,
 };
+const roleFile = '/var/run/postgresql/keelson-role';
+/** Where the operator's image keeps the compiled agent (the Dockerfile's WORKDIR is /app). */
+export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
 
 /** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
 export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript };
@@ -68,6 +79,27 @@ export function services(cluster: Cluster): KubeObject[] {
   ];
 }
 
+/** The Lease naming the primary; the operator makes it with the seed and moves it only to promote another member. */
+export function lease(cluster: Cluster, holder: string): KubeObject {
+  const now = microTime();
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: metadata(cluster, names.lease(cluster.metadata.name)),
+    spec: { holderIdentity: holder, leaseDurationSeconds: leaseDurationMs / 1000, acquireTime: now, renewTime: now,
+      leaseTransitions: 0 } };
+}
+
+/** The member agents' identity: a ServiceAccount whose Role reads and renews this cluster's Lease and nothing else. */
+export function agentIdentity(cluster: Cluster): { serviceAccount: KubeObject; role: KubeObject; roleBinding: KubeObject } {
+  const name = names.agent(cluster.metadata.name);
+  const rbac = 'rbac.authorization.k8s.io';
+  return {
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(cluster, name), automountServiceAccountToken: false },
+    role: { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: metadata(cluster, name), rules: agentPermissions.map((p) => ({
+      apiGroups: [p.group], resources: [p.resource], verbs: p.verbs, resourceNames: [names.lease(cluster.metadata.name)] })) },
+    roleBinding: { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: metadata(cluster, name),
+      roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace: cluster.metadata.namespace }] },
+  };
+}
+
 function claim(cluster: Cluster, spec: Spec, name: string, labels: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, name, labels),
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
@@ -91,31 +123,63 @@ const hardened = {
 
 export interface MemberOptions {
   role: Role;
+  /** The operator's image, which runs the member agent. */
+  agentImage: string;
   /** Restore this cluster's backups (from `restoreFrom`'s volume) when the member has no data. */
   restoreFrom?: { cluster: string; backup?: string };
 }
 
-export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, restoreFrom }: MemberOptions): KubeObject {
+/**
+ * The member agent as a native sidecar (it starts before PostgreSQL and stops after it), sharing the pod's process
+ * namespace to stop the postmaster, and the only container given the ServiceAccount's token.
+ */
+function agentSidecar(cluster: Cluster, image: string): { container: object; volume: object } {
+  const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
+  return {
+    container: {
+      name: 'agent', image, imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always', command: agentCommand,
+      env: [
+        { name: 'MEMBER', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'LEASE', value: names.lease(cluster.metadata.name) },
+        { name: 'PGDATA', value: pgdata },
+        { name: 'ROLE_FILE', value: roleFile },
+        { name: 'NODE_ENV', value: 'production' },
+      ],
+      volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
+        { name: 'run', mountPath: '/var/run/postgresql' }, { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
+      securityContext: { ...hardened, readOnlyRootFilesystem: true },
+      resources: { requests: { cpu: '10m', memory: '48Mi' }, limits: { memory: '128Mi' } },
+    },
+    volume: { name: 'agent-token', projected: { sources: [
+      { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+    ] } },
+  };
+}
+
+export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, agentImage, restoreFrom }: MemberOptions): KubeObject {
   const name = cluster.metadata.name;
   const volumes: object[] = [
     { name: 'data', persistentVolumeClaim: { claimName: member } },
     { name: 'scripts', configMap: { name: names.scripts(name) } },
     { name: 'run', emptyDir: {} },
     { name: 'tmp', emptyDir: {} },
-    { name: 'podinfo', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
   ];
+  const agent = agentSidecar(cluster, agentImage);
+  volumes.push(agent.volume);
   const mounts: object[] = [
     { name: 'data', mountPath: '/var/lib/postgresql/data' },
     { name: 'scripts', mountPath: scriptsDir, readOnly: true },
     { name: 'run', mountPath: '/var/run/postgresql' },
     { name: 'tmp', mountPath: '/tmp' },
-    { name: 'podinfo', mountPath: '/etc/podinfo', readOnly: true },
   ];
   const env: object[] = [
-    { name: 'PGDATA', value: '/var/lib/postgresql/data/pgdata' },
+    { name: 'PGDATA', value: pgdata },
     { name: 'PGPORT', value: String(port) },
     { name: 'MEMBER_ROLE', value: role },
-    { name: 'ROLE_FILE', value: '/etc/podinfo/labels' },
+    { name: 'ROLE_FILE', value: roleFile },
     { name: 'PRIMARY_HOST', value: names.readWrite(name) },
     { name: 'PRIMARY_PORT', value: String(port) },
     ...secretEnv(name),
@@ -135,12 +199,16 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       annotations: { [versionAnnotation]: spec.version } },
     spec: {
       hostname: member, subdomain: names.members(name),
+      serviceAccountName: names.agent(name), automountServiceAccountToken: false, shareProcessNamespace: true,
       securityContext: podSecurity,
+      initContainers: [agent.container],
       containers: [{
         name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
         ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,
         readinessProbe: { exec: { command: ['pg_isready', '-q', '-h', '/var/run/postgresql', '-p', String(port)] },
-          periodSeconds: 5 },
+          periodSeconds: 2 },
+        // SIGTERM alone is PostgreSQL's smart shutdown, which serves connected clients until the grace period ends.
+        lifecycle: { preStop: { exec: { command: ['pg_ctl', 'stop', '-D', pgdata, '-m', 'fast', '-w', '-t', '20'] } } },
         ...(spec.resources ? { resources: spec.resources } : {}),
       }],
       volumes,

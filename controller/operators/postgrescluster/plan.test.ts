@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bestCandidate, failoverTimeoutMs, memberName, nextStep, type Member, type MemberPod, type Observed } from './plan.ts';
+import { bestCandidate, failoverTimeoutMs, memberName, nextStep, synchronousStandbyNames, type Member, type MemberPod,
+  type Observed } from './plan.ts';
 
 const now = new Date('2026-11-21T12:00:00Z');
 const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod =>
@@ -9,7 +10,8 @@ const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => ({
   cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [], terminating: [],
-  primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false, now, ...extra });
+  primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false, now,
+  synchronousReplicas: 0, synchronousStandbyNames: '', ...extra });
 const healthy = () => [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
 
 describe('the next step of a PostgresCluster', () => {
@@ -55,6 +57,46 @@ describe('the next step of a PostgresCluster', () => {
     const fenced = [member(0, pod('primary', { ready: false, deleting: true })), member(1, pod('replica')),
       member(2, pod('replica', { ready: false }))];
     assert.deepEqual(nextStep(observed(fenced, late)), { kind: 'failover', from: 'db-0000', candidates: ['db-0001'] });
+  });
+
+  it('promotes only once the old primary cannot take writes: its pod gone or its Lease expired', () => {
+    const late = { primaryLostSince: new Date(now.getTime() - failoverTimeoutMs) };
+    const going = [member(0, pod('primary', { ready: false, deleting: true })), member(1, pod('replica')), member(2, pod('replica'))];
+    const held = { holder: 'db-0000', expired: false };
+    assert.equal(nextStep(observed(going, { ...late, lease: held })).kind, 'wait');
+    assert.deepEqual(nextStep(observed(going, { ...late, lease: { ...held, expired: true } })),
+      { kind: 'failover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    const gone = [member(0), member(1, pod('replica')), member(2, pod('replica'))];
+    assert.equal(nextStep(observed(gone, { ...late, lease: held })).kind, 'failover');
+    // A ready primary whose Lease went unrenewed (its agent is cut off) is failed over after the timeout too.
+    const cutOff = [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
+    const expired = { lease: { ...held, expired: true } };
+    assert.equal(nextStep(observed(cutOff, { ...expired, primaryLostSince: now })).kind, 'wait');
+    assert.deepEqual(nextStep(observed(cutOff, { ...expired, ...late })),
+      { kind: 'delete-pod', member: 'db-0000', reason: 'fenced before failover' });
+  });
+
+  it('follows the Lease: a second pod labelled primary is fenced, and a promotion cut short is finished', () => {
+    const two = [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('primary'))];
+    assert.deepEqual(nextStep(observed(two, { lease: { holder: 'db-0002', expired: false } })),
+      { kind: 'fence-primary', member: 'db-0000', holder: 'db-0002' });
+    const unfinished = [member(0, pod('replica')), member(1, pod('replica')), member(2, pod('replica'))];
+    assert.deepEqual(nextStep(observed(unfinished, { lease: { holder: 'db-0001', expired: false } })),
+      { kind: 'finish-promotion', member: 'db-0001' });
+  });
+
+  it('waits for a quorum of the replicas that stay, and sets it before shrinking', () => {
+    const o = { members: healthy(), size: 3, synchronousReplicas: 1 };
+    assert.equal(synchronousStandbyNames(o, 'db-0000'), 'ANY 1 ("db-0001", "db-0002")');
+    assert.equal(synchronousStandbyNames({ ...o, size: 2 }, 'db-0000'), 'ANY 1 ("db-0001")');
+    assert.equal(synchronousStandbyNames({ ...o, size: 1 }, 'db-0000'), '');
+    assert.equal(synchronousStandbyNames({ ...o, synchronousReplicas: 5 }, 'db-0001'), 'ANY 2 ("db-0000", "db-0002")');
+    assert.equal(synchronousStandbyNames({ ...o, synchronousReplicas: 0 }, 'db-0000'), '');
+    // Never set on this primary (a new one): set, even to nothing, as it may carry its old primary's setting.
+    assert.deepEqual(nextStep(observed(healthy(), { size: 1, synchronousReplicas: 1, synchronousStandbyNames: undefined })),
+      { kind: 'set-synchronous', member: 'db-0000', value: '' });
+    assert.deepEqual(nextStep(observed(healthy(), { size: 1, synchronousReplicas: 1, synchronousStandbyNames: '' })),
+      { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
   });
 
   it('picks the replica that replayed the most WAL', () => {

@@ -1,8 +1,12 @@
 // The level-triggered loop's one decision, from what is observed now, as in the etcd operator: while any member is
-// Pending or going away, wait; otherwise fix exactly one thing, in this order: pods that are not members, a dead
-// replica, a lost primary (failover after a timeout), the size (one member per step), the minor version (replicas,
-// then a switchover, then the old primary). Nothing here deletes data: volumes go only by scaling down, and only
-// when the spec says so.
+// Pending or going away, wait; otherwise fix exactly one thing, in this order: a second primary, a lost primary
+// (failover after a timeout), pods that are not members, a dead replica, the synchronous standbys, the size (one
+// member per step), the minor version (replicas, then a switchover, then the old primary). Nothing here deletes
+// data: volumes go only by scaling down, and only when the spec says so.
+//
+// Who the primary is, is what the cluster's Lease says, as in Patroni's leader key: the primary's member agent
+// renews it and stops PostgreSQL when it cannot (agent.ts), so a Lease left unrenewed for its whole duration means
+// the old primary takes no more writes, and only then may another member take the Lease and be promoted.
 
 export type Role = 'primary' | 'replica';
 
@@ -41,6 +45,12 @@ export interface Observed {
   primary?: string;
   /** Since when the primary has been gone or unready, as last recorded. */
   primaryLostSince?: Date;
+  /** The cluster's Lease: its holder, and whether it went unrenewed for its whole duration as this process saw it. */
+  lease?: { holder: string; expired: boolean };
+  /** Replicas that must confirm each commit (spec.synchronousReplicas). */
+  synchronousReplicas: number;
+  /** synchronous_standby_names as last set on the primary (its pod's annotation); undefined when never set. */
+  synchronousStandbyNames?: string;
   /** Whether a backup exists to restore from (the cluster's own, or spec.bootstrap.fromBackup's). */
   backupAvailable: boolean;
   /** The spec asks to create the cluster from a backup. */
@@ -57,6 +67,9 @@ export type Step =
   | { kind: 'delete-pod'; member: string; reason: string }
   | { kind: 'start-member'; member: string; role: Role }
   | { kind: 'failover'; from: string; candidates: string[] }
+  | { kind: 'finish-promotion'; member: string }
+  | { kind: 'fence-primary'; member: string; holder: string }
+  | { kind: 'set-synchronous'; member: string; value: string }
   | { kind: 'add-member'; member: string }
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
   | { kind: 'upgrade-member'; member: string }
@@ -64,6 +77,15 @@ export type Step =
   | { kind: 'steady' };
 
 export const failoverTimeoutMs = 30_000;
+/** How long a Lease renewal holds: the operator waits this long, unrenewed, before another member may take it. */
+export const leaseDurationMs = 15_000;
+/** How often the primary's agent renews, and how long an attempt may take. */
+export const renewIntervalMs = 2_000;
+/**
+ * The agent stops PostgreSQL this long after the start of its last renewal that succeeded: well inside the Lease's
+ * duration, which the operator counts from when it saw that renewal, later still.
+ */
+export const fenceAfterMs = 8_000;
 
 export function memberName(cluster: string, index: number): string {
   return `${cluster}-${String(index).padStart(4, '0')}`;
@@ -79,13 +101,25 @@ const readyReplicas = (members: Member[], primary: string | undefined) =>
   members.filter((m) => m.name !== primary && alive(m) && m.pod!.ready && m.pod!.role === 'replica').map((m) => m.name);
 
 /**
- * The primary: the member whose live pod carries the primary role label (what the read-write Service selects, and
- * the first thing a promotion writes), a ready one first; else the one status recorded; else the seed.
+ * The primary: the member the Lease names; without a Lease (a cluster made before there was one), the member whose
+ * live pod carries the primary role label, a ready one first; else the one status recorded; else the seed.
  */
-export function currentPrimary(o: Pick<Observed, 'members' | 'primary'>): string | undefined {
+export function currentPrimary(o: Pick<Observed, 'members' | 'primary' | 'lease'>): string | undefined {
+  if (o.lease && o.members.some((m) => m.name === o.lease!.holder)) return o.lease.holder;
   const labelled = o.members.filter((m) => m.pod && !m.pod.deleting && m.pod.role === 'primary');
   return (labelled.find((m) => m.pod!.ready) ?? labelled[0])?.name ?? o.primary ??
     [...o.members].sort((a, b) => a.index - b.index)[0]?.name;
+}
+
+/**
+ * synchronous_standby_names for the primary: a quorum (ANY n) of the replicas that stay at this size, so a commit is
+ * acknowledged only once n of them have it. n is capped by the replicas there are; none means asynchronous.
+ */
+export function synchronousStandbyNames(o: Pick<Observed, 'members' | 'size' | 'synchronousReplicas'>, primary: string): string {
+  const staying = o.members.filter((m) => m.name !== primary).sort((a, b) => a.index - b.index).slice(0, o.size - 1)
+    .map((m) => `"${m.name}"`);
+  const quorum = Math.min(o.synchronousReplicas, staying.length);
+  return quorum > 0 ? `ANY ${quorum} (${staying.join(', ')})` : '';
 }
 
 export function nextStep(o: Observed): Step {
@@ -109,15 +143,28 @@ export function nextStep(o: Observed): Step {
   const primaryName = currentPrimary(o)!;
   const primary = members.find((m) => m.name === primaryName);
 
-  // A primary gone or unready past the timeout is failed over even while its pod is still going away (a node that
-  // died never confirms the deletion); before that, its pod is deleted, so it cannot take writes after the switch.
-  const primaryUp = primary !== undefined && alive(primary) && primary.pod!.ready;
+  // A member labelled primary that the Lease does not name may still take writes from clients of its own: its
+  // agent stops PostgreSQL, and its pod goes so that it comes back as a replica.
+  const stray = o.lease && members.find((m) => m.name !== primaryName && m.pod && !m.pod.deleting && m.pod.role === 'primary');
+  if (stray) return { kind: 'fence-primary', member: stray.name, holder: primaryName };
+
+  // A primary gone, unready, or with its Lease unrenewed, past the timeout, is failed over even while its pod is still
+  // going away (a node that died never confirms the deletion); before that, its pod is deleted. Another member is
+  // promoted only once the old one can take no writes: its pod is gone, or its Lease expired (its agent stopped it).
+  const leaseHeld = !o.lease || !o.lease.expired;
+  const primaryUp = primary !== undefined && alive(primary) && primary.pod!.ready && leaseHeld;
   const replicas = readyReplicas(members, primaryName);
   const lostFor = primaryUp ? 0 : o.now.getTime() - (o.primaryLostSince ?? o.now).getTime();
   if (primary && !primaryUp && replicas.length > 0 && lostFor >= failoverTimeoutMs) {
     if (primary.pod && !primary.pod.deleting) return { kind: 'delete-pod', member: primary.name, reason: 'fenced before failover' };
+    if (primary.pod && o.lease && !o.lease.expired) {
+      return { kind: 'wait', reason: `primary ${primary.name} is going away; failing over once its pod is gone or its ` +
+        `Lease expires`, requeueAfterMs: 1000 };
+    }
     return { kind: 'failover', from: primary.name, candidates: replicas };
   }
+  // The Lease names a member whose promotion did not finish (the operator stopped between the two).
+  if (primary && primaryUp && primary.pod!.role !== 'primary') return { kind: 'finish-promotion', member: primary.name };
 
   const busy = members.find((m) => m.pod && (m.pod.deleting || m.pod.phase === 'Pending' ||
     (m.pod.phase === 'Running' && !m.pod.ready && m.name !== primaryName)));
@@ -137,9 +184,12 @@ export function nextStep(o: Observed): Step {
     return { kind: 'start-member', member: missing.name, role };
   }
   if (!primaryUp) {
-    return { kind: 'wait', reason: `primary ${primaryName} is not ready; failing over to a ready ` +
+    const why = leaseHeld ? 'is not ready' : 'has not renewed its Lease';
+    return { kind: 'wait', reason: `primary ${primaryName} ${why}; failing over to a ready ` +
       `replica after ${failoverTimeoutMs / 1000}s`, requeueAfterMs: Math.max(1000, failoverTimeoutMs - lostFor) };
   }
+  const synchronous = synchronousStandbyNames(o, primaryName);
+  if (synchronous !== o.synchronousStandbyNames) return { kind: 'set-synchronous', member: primaryName, value: synchronous };
 
   if (members.length < o.size) {
     return { kind: 'add-member', member: memberName(o.cluster, o.nextIndex) };

@@ -49,7 +49,10 @@ before(async () => {
   await installCrds(cluster);
   await staticVolumes(cluster, `keelson-${namespace}`, 10);
   cleanups.push(async () => { await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=keelson-${namespace}`, '--wait=false']); });
-  exec = await serveMemberExec(cluster, namespace, memberNames, scratch);
+  exec = await serveMemberExec(cluster, namespace, 'db', memberNames, scratch);
+  const others = [await serveMemberExec(cluster, namespace, 'dr', ['dr-0000', 'dr-0001'], join(scratch, 'dr')),
+    await serveMemberExec(cluster, namespace, 'copy', ['copy-0000'], join(scratch, 'copy'))];
+  cleanups.push(async () => [exec, ...others].forEach((e) => e.stop()));
   controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
 });
 after(async () => {
@@ -163,6 +166,22 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.equal(refused.reason, 'MajorVersionChange');
     for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
     assert.equal((await status()).currentVersion, '17.3');
+  });
+
+  it('follows the Lease: fences a pod still labelled primary, and finishes a promotion cut short', async () => {
+    // As if the operator had stopped between taking the Lease for db-0002 and promoting it.
+    await kubectl('patch', 'lease', 'db-primary', '--type=merge', '-p', JSON.stringify({ spec: { holderIdentity: 'db-0002' } }));
+    const s = await running(2, (st) => st.primary === 'db-0002' && st.members.every((m: any) => m.ready));
+    assert.deepEqual(s.members.map((m: any) => `${m.name}:${m.role}`).sort(), ['db-0000:replica', 'db-0002:primary']);
+    const events = await reasons();
+    assert.ok(events.some((r: string) => r.startsWith('MultiplePrimaries Pod db-0000 is labelled primary, but the Lease names db-0002')));
+    assert.ok(events.some((r: string) => r === 'Promoted Finished promoting db-0002, which the Lease names'));
+    await waitFor('the read-write Service on db-0002 alone', async () => JSON.stringify(await endpoints('db')) === '["db-0002"]');
+  });
+
+  it('refuses a change of storage, which existing volumes would not follow', async () => {
+    await assert.rejects(patch({ storage: { size: '2Gi' } }), /storage.size cannot change/);
+    await assert.rejects(patch({ storage: { storageClassName: 'other' } }), /storage.storageClassName cannot change/);
   });
 
   it('fails with NoBackup, deleting nothing, when every member and its data are gone and there is no backup', async () => {

@@ -1,7 +1,7 @@
-// PostgresCluster: each reconcile observes the members (claims and pods), takes the one next step plan.ts decides,
-// and reports. Commands inside members (WAL position, promotion) go through pods/exec with the scripts' text, so
-// they work on any postgres image. Replicas stream from the read-write Service, which follows the role label: a
-// promotion re-points them by relabelling the new primary.
+// PostgresCluster: each reconcile observes the members (claims and pods) and the Lease naming the primary, takes the
+// one next step plan.ts decides, and reports. Commands inside members (WAL position, promotion, synchronous
+// standbys) go through pods/exec with the scripts' text, so they work on any postgres image. Replicas stream from the
+// read-write Service, which follows the role label: a promotion takes the Lease, promotes, then relabels.
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
@@ -9,13 +9,17 @@ import { applyIfChanged, isControlledBy } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { findCondition, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
-import { backupClaim, backupCronJob, credentials, memberClaim, memberLabel, memberPod, names, roleLabel,
-  scripts, services, versionAnnotation } from './objects.ts';
+import { microTime, type Lease } from './agent.ts';
+import { agentIdentity, backupClaim, backupCronJob, credentials, lease, memberClaim, memberLabel, memberPod, names,
+  roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
-import { bestCandidate, currentPrimary, majorOf, nextStep, type Member, type Observed, type Role, type Step } from './plan.ts';
-import { parsePosition, positionScript, promoteScript } from './scripts.ts';
+import { bestCandidate, currentPrimary, leaseDurationMs, majorOf, nextStep, type Member, type Observed, type Role,
+  type Step } from './plan.ts';
+import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
 interface Pod extends KubeObject {
@@ -36,7 +40,10 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
   'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
   'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
   'remove-member': 'Scaling', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
+  'finish-promotion': 'FailingOver', 'fence-primary': undefined, 'set-synchronous': undefined,
 };
+/** How often a steady cluster is looked at again: its Lease is read, not watched. */
+const steadyRequeueMs = 5_000;
 
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const indexOf = (name: string) => Number(/-(\d{4})$/.exec(name)?.[1] ?? -1);
@@ -50,10 +57,16 @@ class PostgresClusterReconciler {
   private readonly cronJobs;
   /** Clusters whose credentials Secret this process has made sure of. */
   private readonly credentialed = new Set<string>();
+  /** Clusters whose member agents' ServiceAccount and Role this process has applied. */
+  private readonly agentsIdentified = new Set<string>();
   /** Promotions made that the cache may not show yet, by cluster uid: no step is taken until it does. */
   private readonly promotions = new Map<string, string>();
+  /** Each cluster's Lease as last seen changed, and when, on this process's monotonic clock. */
+  private readonly leaseSeen = new Map<string, { version: string; at: number }>();
+  private readonly agentImage: string;
 
-  constructor(private readonly ctx: OperatorContext) {
+  constructor(private readonly ctx: OperatorContext, agentImage: string) {
+    this.agentImage = agentImage;
     const informer = <T extends KubeObject>(type: typeof types.pods) => ctx.cache.informer<T>(type, ctx.namespace, ctx.client);
     this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
     this.pods = informer<Pod>(types.pods);
@@ -87,8 +100,16 @@ class PostgresClusterReconciler {
         message: 'the version asked for is the one running, or a minor change of it' });
     }
 
-    if (!spec.paused) await this.ensureShared(cluster, spec);
-    const observed = this.observe(cluster, spec, now);
+    // The shared objects are applied, but a failure to is only reported: it must never hold up a failover.
+    if (!spec.paused) conditions.push(await this.ensureShared(cluster, spec).then(() => ({ type: 'SharedObjectsReady',
+      status: 'True' as const, reason: 'Applied', message: 'Secret, scripts, Services, agent identity and backups are ' +
+        'as the spec says', observedGeneration: generation }), async (error: Error) => {
+      await this.ctx.events.record(cluster, 'Warning', 'ApplyFailed', error.message.slice(0, 1000));
+      return { type: 'SharedObjectsReady', status: 'False' as const, reason: 'ApplyFailed', message: error.message,
+        observedGeneration: generation };
+    }));
+    const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
+    const observed = this.observe(cluster, spec, now, leaseObject);
     const promoted = this.promotions.get(cluster.metadata.uid);
     if (promoted && observed.members.find((m) => m.name === promoted)?.pod?.role === 'primary') {
       this.promotions.delete(cluster.metadata.uid);
@@ -97,22 +118,47 @@ class PostgresClusterReconciler {
       ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
       : nextStep(observed);
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
-    const outcome = await this.take(cluster, spec, observed, step);
+    const outcome = await this.take(cluster, spec, observed, step, leaseObject);
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
     const primaryUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
-    conditions.push(primaryUp
+    const leaseExpired = !outcome.primary && observed.lease?.expired;
+    conditions.push(primaryUp && !leaseExpired
       ? { type: 'PrimaryAvailable', status: 'True', reason: 'Ready', message: `${primaryName} takes writes`, observedGeneration: generation }
-      : { type: 'PrimaryAvailable', status: 'False', reason: 'Unavailable', observedGeneration: generation,
-        message: primaryName ? `${primaryName} is not ready` : 'no primary yet' });
+      : { type: 'PrimaryAvailable', status: 'False', reason: leaseExpired ? 'LeaseExpired' : 'Unavailable',
+        observedGeneration: generation, message: !primaryName ? 'no primary yet' : leaseExpired
+          ? `${primaryName} has not renewed the Lease ${names.lease(request.name)} for ${leaseDurationMs / 1000}s: ` +
+            'its agent has stopped PostgreSQL, or cannot reach the apiserver' : `${primaryName} is not ready` });
     conditions.push(...this.readiness(step, observed, generation));
     await this.report(cluster, this.summary(cluster, observed, step, outcome.primary), conditions);
-    return step.kind === 'wait' && step.requeueAfterMs ? { requeueAfterMs: step.requeueAfterMs } : undefined;
+    if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
+    return step.kind === 'paused' || step.kind === 'failed' ? undefined : { requeueAfterMs: steadyRequeueMs };
   }
 
-  /** The Secret (made once, never rewritten), the scripts, the Services and the backup schedule. */
+  /** The Lease's holder, and whether it went unrenewed for its whole duration since this process saw it change. */
+  private leaseState(cluster: Cluster, object: Lease | undefined): Observed['lease'] {
+    const holder = object?.spec?.holderIdentity;
+    if (!object || !holder) {
+      this.leaseSeen.delete(cluster.metadata.uid);
+      return undefined;
+    }
+    const version = object.metadata.resourceVersion!;
+    const seen = this.leaseSeen.get(cluster.metadata.uid);
+    const at = seen?.version === version ? seen.at : performance.now();
+    this.leaseSeen.set(cluster.metadata.uid, { version, at });
+    return { holder, expired: performance.now() - at >= leaseDurationMs };
+  }
+
+  /** The Secret (made once, never rewritten), the agents' identity, the scripts, the Services and the backups. */
   private async ensureShared(cluster: Cluster, spec: Spec): Promise<void> {
     const ns = cluster.metadata.namespace!;
+    if (!this.agentsIdentified.has(cluster.metadata.uid)) {
+      const { serviceAccount, role, roleBinding } = agentIdentity(cluster);
+      await this.ctx.client.apply(types.serviceAccounts, serviceAccount);
+      await this.ctx.client.apply(types.roles, role);
+      await this.ctx.client.apply(types.roleBindings, roleBinding);
+      this.agentsIdentified.add(cluster.metadata.uid);
+    }
     if (!this.credentialed.has(cluster.metadata.uid)) {
       try {
         await this.ctx.client.create(types.secrets, credentials(cluster));
@@ -136,7 +182,7 @@ class PostgresClusterReconciler {
     }
   }
 
-  private observe(cluster: Cluster, spec: Spec, now: Date): Observed {
+  private observe(cluster: Cluster, spec: Spec, now: Date, leaseObject: Lease | undefined): Observed {
     const ns = cluster.metadata.namespace!;
     const owned = (o: KubeObject) => isControlledBy(o, cluster) && o.metadata.labels?.[memberLabel] !== undefined;
     const claims = this.claims.listNamespace(ns).filter(owned);
@@ -150,7 +196,13 @@ class PostgresClusterReconciler {
         version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
     });
     const lost = findCondition(cluster.status?.conditions as Condition[] | undefined, 'PrimaryAvailable');
+    const leaseNow = this.leaseState(cluster, leaseObject);
+    const primaryName = currentPrimary({ members, primary: cluster.status?.primary, lease: leaseNow });
+    const primaryPod = pods.find((p) => p.metadata.name === primaryName);
     return {
+      lease: leaseNow,
+      synchronousReplicas: spec.synchronousReplicas,
+      synchronousStandbyNames: primaryPod?.metadata.annotations?.[synchronousAnnotation],
       cluster: cluster.metadata.name, size: spec.size, version: spec.version, paused: spec.paused,
       keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
       nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
@@ -176,13 +228,21 @@ class PostgresClusterReconciler {
     return cluster.status?.lastBackup ? { cluster: cluster.metadata.name } : undefined;
   }
 
-  private async take(cluster: Cluster, spec: Spec, observed: Observed, step: Step): Promise<{ primary?: string }> {
+  private async take(cluster: Cluster, spec: Spec, observed: Observed, step: Step, leaseObject: Lease | undefined):
+  Promise<{ primary?: string }> {
     const ns = cluster.metadata.namespace!;
     const event = (type: 'Normal' | 'Warning', reason: string, note: string) => this.ctx.events.record(cluster, type, reason, note);
     const startPod = (member: string, role: Role, restore = false) => this.ctx.client.create(types.pods,
-      memberPod(cluster, spec, member, { role, ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
+      memberPod(cluster, spec, member, { role, agentImage: this.agentImage,
+        ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
+    // A cluster made before it had a Lease gets one naming the primary it has.
+    if (!leaseObject && observed.members.length) {
+      await this.ctx.client.create(types.leases, lease(cluster, currentPrimary(observed)!));
+    }
     switch (step.kind) {
       case 'create-seed':
+        // No member is left to hold the Lease, so it is the seed's.
+        await this.takeLease(cluster, leaseObject, step.member);
         await this.ctx.client.apply(types.persistentVolumeClaims, memberClaim(cluster, spec, step.member));
         await startPod(step.member, 'primary', step.restore);
         await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', step.restore
@@ -228,15 +288,63 @@ class PostgresClusterReconciler {
         return {};
       case 'switchover':
       case 'failover': {
+        // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
+        // switchover takes it once the old primary's pod is gone, its agent with it.
         if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
-        const promoted = await this.promote(cluster, step.candidates);
-        this.promotions.set(cluster.metadata.uid, promoted);
-        await event(step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${promoted} to primary in place ` +
-          `of ${step.from} (${step.kind}: the replica with the most replayed WAL among ${step.candidates.join(', ')})`);
-        return { primary: promoted };
+        const { chosen, unanswered } = await this.chooseCandidate(ns, step.candidates);
+        if (step.kind === 'failover') await this.takeLease(cluster, leaseObject, chosen);
+        else await this.takeLeaseFromGone(cluster, chosen);
+        await this.promote(ns, chosen);
+        this.promotions.set(cluster.metadata.uid, chosen);
+        await event(step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} to primary in place ` +
+          `of ${step.from} (${step.kind}: the replica with the most replayed WAL among ${step.candidates.join(', ')}` +
+          `${unanswered.length ? `; not answering: ${unanswered.join('; ')}` : ''})`);
+        return { primary: chosen };
       }
+      case 'finish-promotion':
+        await this.promote(ns, step.member);
+        this.promotions.set(cluster.metadata.uid, step.member);
+        await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names`);
+        return { primary: step.member };
+      case 'fence-primary':
+        await this.ctx.client.delete(types.pods, ns, step.member);
+        await event('Warning', 'MultiplePrimaries', `Pod ${step.member} is labelled primary, but the Lease names ` +
+          `${step.holder}: its agent stops PostgreSQL, and its pod was deleted to come back as a replica`);
+        return {};
+      case 'set-synchronous':
+        await this.run(ns, step.member, `SYNCHRONOUS_STANDBY_NAMES='${step.value}'\n${synchronousScript}`);
+        await this.ctx.client.patch(types.pods, ns, step.member,
+          { metadata: { annotations: { [synchronousAnnotation]: step.value } } }, 'merge');
+        await event('Normal', 'SynchronousStandbys', step.value
+          ? `Commits on ${step.member} wait for ${step.value}` : `Commits on ${step.member} wait for no replica`);
+        return {};
       default:
         return {};
+    }
+  }
+
+  /** Names `holder` in the Lease: created if missing, else written over `current`'s resourceVersion. */
+  private async takeLease(cluster: Cluster, current: Lease | undefined, holder: string): Promise<void> {
+    if (!current) {
+      await this.ctx.client.create(types.leases, lease(cluster, holder));
+      return;
+    }
+    if (current.spec?.holderIdentity === holder) return;
+    const now = microTime();
+    await this.ctx.client.update<Lease>(types.leases, { ...current, spec: { ...current.spec, holderIdentity: holder,
+      acquireTime: now, renewTime: now, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 } });
+  }
+
+  /** Takes the Lease from a holder whose pod is gone: nothing renews it any more, so it is read until a write holds. */
+  private async takeLeaseFromGone(cluster: Cluster, holder: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.ctx.client.get<Lease>(types.leases, cluster.metadata.namespace!, names.lease(cluster.metadata.name));
+      try {
+        await this.takeLease(cluster, current, holder);
+        return;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.conflict) || attempt === 3) throw error;
+      }
     }
   }
 
@@ -247,21 +355,27 @@ class PostgresClusterReconciler {
     if (this.pods.get(keyOf({ namespace, name }))) throw new Error(`the pod of primary ${name} has not gone after 60s`);
   }
 
-  /** Asks every candidate how far it replayed, promotes the furthest, and points the read-write Service at it. */
-  private async promote(cluster: Cluster, candidates: string[]): Promise<string> {
-    const ns = cluster.metadata.namespace!;
-    const run = async (pod: string, script: string) => {
-      const result = await this.ctx.client.exec(types.pods, { namespace: ns, pod, container: 'postgres',
-        command: ['sh', '-c', script] });
-      if (result.exitCode !== 0) throw new Error(`${pod}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
-      return result.stdout;
-    };
-    const positions = await Promise.all(candidates.map(async (member) =>
-      ({ member, lsn: parsePosition(await run(member, positionScript)).lsn })));
-    const chosen = bestCandidate(positions)!;
-    await run(chosen, promoteScript);
-    await this.ctx.client.patch(types.pods, ns, chosen, { metadata: { labels: { [roleLabel]: 'primary' } } }, 'merge');
-    return chosen;
+  private async run(namespace: string, pod: string, script: string): Promise<string> {
+    const result = await this.ctx.client.exec(types.pods, { namespace, pod, container: 'postgres', command: ['sh', '-c', script] });
+    if (result.exitCode !== 0) throw new Error(`${pod}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+    return result.stdout;
+  }
+
+  /** The candidate that replayed the most WAL, among those that answer; one that does not never blocks the rest. */
+  private async chooseCandidate(namespace: string, candidates: string[]): Promise<{ chosen: string; unanswered: string[] }> {
+    const answers = await Promise.allSettled(candidates.map(async (member) =>
+      ({ member, lsn: parsePosition(await this.run(namespace, member, positionScript)).lsn })));
+    const positions = answers.flatMap((a) => a.status === 'fulfilled' ? [a.value] : []);
+    const unanswered = answers.flatMap((a, i) => a.status === 'rejected' ? [`${candidates[i]}: ${(a.reason as Error).message}`] : []);
+    const chosen = bestCandidate(positions);
+    if (!chosen) throw new Error(`no candidate answered: ${unanswered.join('; ')}`);
+    return { chosen, unanswered };
+  }
+
+  /** Promotes the member (once: a promoted member is left as it is), then points the read-write Service at it. */
+  private async promote(namespace: string, member: string): Promise<void> {
+    await this.run(namespace, member, promoteScript);
+    await this.ctx.client.patch(types.pods, namespace, member, { metadata: { labels: { [roleLabel]: 'primary' } } }, 'merge');
   }
 
   private readiness(step: Step, observed: Observed, generation: number): Pending[] {
@@ -302,11 +416,17 @@ class PostgresClusterReconciler {
   }
 }
 
+/** The image this version's build names (images/recipes.ts): package.json sits beside build/ here and in the image. */
+function defaultAgentImage(): string {
+  const file = fileURLToPath(new URL('../../../../package.json', import.meta.url));
+  return `keelson/controller:${(JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version}`;
+}
+
 export const postgresClusterOperator: Operator = {
   name: 'postgrescluster',
   permissions,
   setup(ctx) {
-    const reconciler = new PostgresClusterReconciler(ctx);
+    const reconciler = new PostgresClusterReconciler(ctx, ctx.options.postgresAgentImage ?? defaultAgentImage());
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,

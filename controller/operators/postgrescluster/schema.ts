@@ -8,6 +8,10 @@ export const phases = ['Creating', 'Running', 'Scaling', 'FailingOver', 'Recover
 const quantities = (description: string) => map(quantity({ description: 'A quantity, e.g. 500m or 1Gi.' }),
   { description, maxProperties: 16 });
 
+/** A CEL rule: the field stays as it was, set or unset. */
+const unchanged = (field: string) =>
+  `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`;
+
 export const postgresClusterSpec = object({
   size: integer({ description: 'Members: one primary and size-1 streaming replicas.', minimum: 1, maximum: 9,
     required: true }),
@@ -17,12 +21,22 @@ export const postgresClusterSpec = object({
   rules: [{ rule: "int(self.find('^[0-9]+')) >= int(oldSelf.find('^[0-9]+'))",
     message: 'the PostgreSQL major version cannot go down: data files are not readable by an older major' }] }),
   image: string({ description: 'The container image, overriding postgres:<version>.', maxLength: 1024 }),
+  synchronousReplicas: integer({ description: 'Replicas that must have each commit before the primary acknowledges ' +
+    'it (synchronous replication, quorum ANY n of the replicas); capped by the replicas there are. 1, the default, ' +
+    'loses no acknowledged write in a failover while a replica is healthy, and stops writes while none is; 0 is ' +
+    'asynchronous: writes go on without replicas, and a failover may lose the latest ones.', minimum: 0, maximum: 8,
+  default: 1 }),
   storage: object({
     size: quantity({ description: 'The volume size of each member.', default: '1Gi' }),
     storageClassName: string({ description: 'The StorageClass of member volumes; default the cluster\'s.',
       maxLength: 253, pattern: dns1123Subdomain }),
     keepOnScaleDown: boolean({ description: 'Keep the volume of a member removed by scaling down.', default: true }),
-  }, { description: 'Each member\'s PersistentVolumeClaim.', default: {} }),
+  }, { description: 'Each member\'s PersistentVolumeClaim. size and storageClassName cannot change: existing ' +
+    'volumes would not follow.', default: {}, rules: [
+    { rule: unchanged('size'), message: 'storage.size cannot change: member volumes are not resized', fieldPath: '.size' },
+    { rule: unchanged('storageClassName'), message: 'storage.storageClassName cannot change: member volumes stay ' +
+      'where they were made', fieldPath: '.storageClassName' },
+  ] }),
   resources: object({
     requests: quantities('Minimum resources of each member\'s container.'),
     limits: quantities('Maximum resources of each member\'s container.'),

@@ -7,8 +7,9 @@
 //   SOCKET_DIR                where the server's Unix socket lives (default /var/run/postgresql)
 //   LISTEN                    listen_addresses (default '*')
 //   MEMBER_ROLE               primary or replica: what the member is to be when it starts; ROLE_FILE, if set,
-//                             names a downward-API file of pod labels whose keelson.dev/role wins (so a promoted
-//                             member restarts as the primary)
+//                             names the file the member agent writes once it has read the cluster's Lease: the
+//                             member waits until it is fresh, and the role in it wins (so a promoted member
+//                             restarts as the primary, and a fenced one only as what the Lease says)
 //   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
 //   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the latest)
@@ -51,9 +52,15 @@ latest_backup() {
   ls -1d "$BACKUP_ROOT"/*/ 2>/dev/null | grep -v '\\.partial/$' | sort | tail -n 1 | sed 's:/$::'
 }
 
-if [ -n "\${ROLE_FILE:-}" ] && [ -r "$ROLE_FILE" ]; then
-  labelled=$(sed -n 's/^keelson.dev\\/role="\\(.*\\)"$/\\1/p' "$ROLE_FILE")
-  MEMBER_ROLE=\${labelled:-$MEMBER_ROLE}
+if [ -n "\${ROLE_FILE:-}" ]; then
+  waited=0
+  until [ -f "$ROLE_FILE" ] && [ $(($(date +%s) - $(stat -c %Y "$ROLE_FILE"))) -le 10 ]; do
+    [ $((waited % 15)) -eq 0 ] && echo "waiting for the member agent to confirm this member's role" >&2
+    sleep 1
+    waited=$((waited + 1))
+  done
+  MEMBER_ROLE=$(cat "$ROLE_FILE")
+  echo "starting as $MEMBER_ROLE" >&2
 fi
 mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
@@ -106,11 +113,19 @@ local_sql "SELECT CASE WHEN pg_is_in_recovery() THEN 'replica ' || pg_last_wal_r
 
 /**
  * Promotes a replica and waits until it takes writes, then checkpoints: until a checkpoint records the new timeline,
- * pg_rewind takes the new primary for one on the old timeline and rewinds nothing.
+ * pg_rewind takes the new primary for one on the old timeline and rewinds nothing. A member promoted already is left
+ * as it is, so a promotion cut short is finished by running this again.
  */
 export const promoteScript = `${common}
-local_sql "SELECT pg_promote(wait => true, wait_seconds => 60)" >/dev/null
+if [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; then
+  local_sql "SELECT pg_promote(wait => true, wait_seconds => 60)" >/dev/null
+fi
 local_sql "CHECKPOINT" >/dev/null`;
+
+/** Sets synchronous_standby_names on the primary (SYNCHRONOUS_STANDBY_NAMES, from the operator) and reloads. */
+export const synchronousScript = `${common}
+local_sql "ALTER SYSTEM SET synchronous_standby_names = '$SYNCHRONOUS_STANDBY_NAMES'" >/dev/null
+local_sql "SELECT pg_reload_conf()" >/dev/null`;
 
 /**
  * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest

@@ -11,9 +11,11 @@ import { waitFor } from '../../../test/support/wait.ts';
 export async function postgresClusterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-smoke-'));
   const storageClass = `keelson-${namespace}`;
+  const cleanups: (() => void)[] = [];
   try {
     await staticVolumes(cluster, storageClass, 4);
-    await serveMemberExec(cluster, namespace, ['smoke-0000', 'smoke-0001'], scratch);
+    const members = await serveMemberExec(cluster, namespace, 'smoke', ['smoke-0000', 'smoke-0001'], scratch);
+    cleanups.push(members.stop);
     const apply = (spec: object) => cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
       apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'smoke', namespace }, spec }) });
     const storage = { size: '1Gi', storageClassName: storageClass, keepOnScaleDown: false };
@@ -32,6 +34,7 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
     await waitFor('the removed member\'s claim and the CronJob gone', async () =>
       !(await get('pvc', 'smoke-0000')) && !(await get('cronjob', 'smoke-backups')), { timeoutMs });
   } finally {
+    cleanups.forEach((c) => c());
     await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=${storageClass}`, '--wait=false']);
     await rm(scratch, { recursive: true, force: true });
   }

@@ -1,0 +1,20 @@
+// The member agent's entry point, run by member pods from the operator's image (objects.ts says how).
+import { Client } from '../../runtime/client.ts';
+import { loadKubeConfig } from '../../runtime/kubeconfig.ts';
+import { createLogger } from '../../runtime/log.ts';
+import { RestClient } from '../../runtime/rest.ts';
+import { localPostgres, MemberAgent } from './agent.ts';
+import { agentPermissions } from './permissions.ts';
+
+const required = (name: string) => process.env[name] || (() => { throw new Error(`${name} is not set`); })();
+const log = createLogger('info');
+const member = required('MEMBER');
+const client = new Client(new RestClient(await loadKubeConfig(undefined), `keelson-member-agent/${member}`),
+  agentPermissions, 'keelson-member-agent');
+const agent = new MemberAgent({ client, namespace: required('NAMESPACE'), lease: required('LEASE'), member,
+  roleFile: required('ROLE_FILE'), postgres: localPostgres(required('PGDATA')), log });
+const stop = new AbortController();
+// A native sidecar is stopped after the PostgreSQL container has exited, so there is nothing left to fence.
+process.once('SIGTERM', () => stop.abort());
+log.info({ member }, 'member agent started');
+await agent.run(stop.signal);
