@@ -1,6 +1,7 @@
 // The real controller (build/controller/main.js) as the install runs it: a KeelsonInstall synthesized for one test
 // namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
 // Deployment's args; the process authenticates with that ServiceAccount's token.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Chart, Testing } from 'cdk8s';
 import { KeelsonInstall } from '../../charts/install.ts';
@@ -21,10 +22,12 @@ export interface InstalledOperator {
  * The install of `operators` with the controller in `namespace`, watching only that namespace, or every namespace
  * as the default install does (RBAC then a ClusterRole).
  */
+const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
 export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
   const chart = new Chart(Testing.app(), 'install');
-  // One process per test: nothing to elect.
-  new KeelsonInstall(chart, 'install', { image: 'keelson/controller:test', namespace, createNamespace: false,
+  // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
+  new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, namespace, createNamespace: false,
     watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false });
   const manifests = Testing.synth(chart) as Manifest[];
   const role = manifests.find((m) => m.kind === 'Role' || m.kind === 'ClusterRole')!;

@@ -80,7 +80,7 @@ export class MemberAgent {
     this.armFence(fenceAfterMs);
     while (!signal.aborted) {
       await this.tick();
-      await new Promise((resolve) => setTimeout(resolve, renewIntervalMs).unref());
+      await new Promise((resolve) => setTimeout(resolve, renewIntervalMs));
     }
     this.disarm();
   }

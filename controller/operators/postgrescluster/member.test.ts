@@ -91,8 +91,13 @@ describe('member scripts against real PostgreSQL', () => {
     const backup = { ...replicaOf(b), BACKUP_ROOT: backups(), RETAIN: '2' };
     await mkdir(backups());
     await chown(backups(), environment.user.uid, environment.user.gid);
+    // Backed up while its commits wait for a standby the restored member will never have.
+    await sql(environment, b, 'ALTER SYSTEM SET synchronous_standby_names = \'ANY 1 ("elsewhere")\'');
+    await sql(environment, b, 'SELECT pg_reload_conf()');
     const names: string[] = [];
     for (let i = 0; i < 3; i++) names.push(await runScript(environment, backupScript, backup));
+    await sql(environment, b, 'ALTER SYSTEM RESET synchronous_standby_names');
+    await sql(environment, b, 'SELECT pg_reload_conf()');
     assert.deepEqual((await readdir(backups())).sort(), names.slice(1));
     await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after the backup\')');
 

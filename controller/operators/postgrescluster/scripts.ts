@@ -34,7 +34,8 @@ export const memberScript = `${common}
 set_passwords() {
   socket=$SOCKET_DIR
   SOCKET_DIR=$(mktemp -d)
-  pg_ctl -D "$PGDATA" -w -o "-c listen_addresses='' -p $PGPORT -k $SOCKET_DIR" start >/dev/null
+  pg_ctl -D "$PGDATA" -w -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
+    start >/dev/null
   local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
   local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
   local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
@@ -70,7 +71,8 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     echo "restoring $backup" >&2
     tar -xzf "$backup/base.tar.gz" -C "$PGDATA"
     rm -f "$PGDATA/standby.signal"
-    sed -i '/^primary_conninfo/d' "$PGDATA/postgresql.auto.conf"
+    # The backed-up primary's standbys are not this cluster's: until the operator names this one's, none is waited for.
+    sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$PGDATA/postgresql.auto.conf"
     set_passwords
   elif [ "$MEMBER_ROLE" = replica ]; then
     echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
@@ -132,7 +134,11 @@ local_sql "SELECT pg_reload_conf()" >/dev/null`;
  * RETAIN, and prints the new backup's name. A backup is complete only once renamed from .partial.
  */
 export const backupScript = `${common}
-name=$(date -u +%Y%m%dT%H%M%S.%3NZ)
+# Named by the second it starts in (BusyBox's date has no finer unit), and numbered after a first in that second.
+base=$(date -u +%Y%m%dT%H%M%SZ)
+name=$base
+n=0
+while [ -e "$BACKUP_ROOT/$name" ]; do n=$((n + 1)); name="\${base}_$n"; done
 rm -rf "$BACKUP_ROOT/$name.partial"
 PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator \\
   -D "$BACKUP_ROOT/$name.partial" -Ft -z -X fetch --checkpoint=fast

@@ -1,0 +1,209 @@
+// PostgresCluster with real PostgreSQL (Debian's 15) on the real node: member pods with their agents, volumes of the
+// default StorageClass, clients in another pod going through the Services. What users trust it with: reads and
+// writes where they belong, no acknowledged write lost when the primary goes or is cut off, and a cut-off primary
+// that stops taking writes before another is promoted.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { controllerImage, postgresImage } from '../../../images/recipes.ts';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
+import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
+import { waitFor } from '../../../test/support/wait.ts';
+import { failoverTimeoutMs } from './plan.ts';
+
+const run = promisify(execFile);
+const cluster = testCluster();
+let namespace: string;
+let scratch: string;
+let controller: ControllerProcess;
+let image: string;
+const cleanups: (() => Promise<unknown>)[] = [];
+const figures: string[] = [];
+
+const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace, ...args]);
+const get = (...args: string[]) => cluster.getJson(namespace, ...args);
+const status = async (name = 'orders') => (await get('pgc', name))?.status;
+/** A query from the client pod, through a Service. */
+const client = async (host: string, query: string) =>
+  (await kubectl('exec', 'client', '--', 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-h', host, '-Atc', query)).stdout.trim();
+/** A query inside a member, over its Unix socket: what that member's PostgreSQL itself holds. */
+const local = async (member: string, query: string) => (await kubectl('exec', member, '-c', 'postgres', '--', 'psql', '-X',
+  '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
+const events = async (name = 'orders') => (await get('events.events.k8s.io', '--field-selector', `regarding.name=${name}`))
+  .items.sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)) as any[];
+
+function running(size: number, name = 'orders', extra: (s: any) => boolean = () => true): Promise<any> {
+  return waitFor(`${name} Running with ${size} ready members`, async () => {
+    const s = await status(name);
+    return s?.phase === 'Running' && s.readyMembers === size && s.members?.length === size && extra(s) ? s : undefined;
+  }, { timeoutMs: 180_000, intervalMs: 1000 });
+}
+
+/** Every member holds the same rows as the primary. */
+async function converged(members: string[], table: string): Promise<string> {
+  return waitFor(`every member to hold the same ${table}`, async () => {
+    const sums = await Promise.all(members.map((m) => local(m, `SELECT count(*) || ':' || coalesce(sum(id), 0) FROM ${table}`)));
+    return sums.every((s) => s === sums[0]) ? sums[0] : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 1000 });
+}
+
+async function lost(table: string, acknowledged: number[]): Promise<number[]> {
+  const stored = new Set((await client('orders', `SELECT id FROM ${table}`)).split('\n').map(Number));
+  return acknowledged.filter((id) => !stored.has(id));
+}
+
+/** The host pid of a member's agent: a way into the pod's network namespace from the node. */
+async function agentPid(member: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(`MEMBER=${member}`) && environ.includes(`NAMESPACE=${namespace}\0`)) return Number(entry);
+  }
+  throw new Error(`no agent process of ${member} on this node`);
+}
+
+const inPodNetwork = (pid: number, ...args: string[]) => run('nsenter', ['-t', String(pid), '-n', 'ip', ...args]);
+
+describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) }, () => {
+  before(async () => {
+    const ns = await freshNamespace(cluster, 'pgc-real', { pods: 'real' });
+    namespace = ns.name;
+    cleanups.push(ns.cleanup);
+    scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-real-'));
+    await installCrds(cluster);
+    [image] = await Promise.all([loadImage(cluster, postgresImage), loadImage(cluster, await controllerImage())]);
+    controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec: { size: 3, version: '15', image,
+        storage: { size: '256Mi' } } }) });
+    await running(3);
+    const secretEnv = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: 'orders-credentials', key } } });
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'client' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'client', image,
+        imagePullPolicy: 'Never', command: ['sleep', '100000'], env: [secretEnv('PGPASSWORD', 'postgres-password'),
+          { name: 'PGUSER', value: 'postgres' }, { name: 'PGDATABASE', value: 'postgres' },
+          { name: 'PGCONNECT_TIMEOUT', value: '2' }] }] } }) });
+    await waitForPod(cluster, namespace, 'client', 'Running', isReady);
+  });
+  after(async () => {
+    await controller?.stop();
+    await Promise.all(cleanups.map((c) => c()));
+    await rm(scratch, { recursive: true, force: true });
+    if (figures.length) console.log(`PostgresCluster on the real node: ${figures.join('; ')}`);
+  });
+
+  it('takes writes through <name> and serves them through <name>-ro, which refuses writes', async () => {
+    await client('orders', 'CREATE TABLE notes (id int PRIMARY KEY, note text); INSERT INTO notes VALUES (1, \'first\')');
+    await waitFor('the row on a replica', async () => (await client('orders-ro', 'SELECT note FROM notes')) === 'first',
+      { timeoutMs: 30_000 });
+    await assert.rejects(client('orders-ro', 'INSERT INTO notes VALUES (2, \'on a replica\')'), /read-only transaction/);
+    const primary = (await status()).primary;
+    assert.equal(await local(primary, 'SHOW synchronous_standby_names'),
+      `ANY 1 (${(await status()).members.filter((m: any) => m.name !== primary).map((m: any) => `"${m.name}"`).join(', ')})`);
+  });
+
+  it('loses no acknowledged write when the primary\'s pod is deleted, and writes again soon', async () => {
+    await client('orders', 'CREATE TABLE acks (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'acks');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    const primary = (await status()).primary;
+    const deleted = Date.now();
+    await kubectl('delete', 'pod', primary, '--wait=false');
+    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(deleted) >= 10, { timeoutMs: 120_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('acks', report.acknowledged), []);
+    figures.push(`primary pod deleted: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s`);
+    await running(3);
+    await converged((await status()).members.map((m: any) => m.name), 'acks');
+  });
+
+  it('stops a primary cut off from the network before promoting another; it rejoins as a replica', async () => {
+    await client('orders', 'CREATE TABLE cut (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'cut');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    const old = (await status()).primary;
+    const oldPod = (await get('pod', old)).metadata.uid;
+    const pid = await agentPid(old);
+    const cut = Date.now();
+    await inPodNetwork(pid, 'link', 'set', 'eth0', 'down');
+    // The old primary's own PostgreSQL, asked over its socket from the node's side, until it no longer answers.
+    const stopped = await waitFor(`${old} to stop taking writes`, async () => {
+      const answer = await kubectl('exec', old, '-c', 'postgres', '--', 'psql', '-X', '-h', '/var/run/postgresql',
+        '-U', 'postgres', '-Atc', 'SELECT 1').catch(() => undefined);
+      return answer === undefined ? Date.now() : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250 });
+    const promoted = await waitFor('a replica promoted', async () => (await events())
+      .find((e) => e.reason === 'Promoted' && Date.parse(e.eventTime) > cut), { timeoutMs: failoverTimeoutMs + 120_000 });
+    assert.ok(stopped < Date.parse(promoted.eventTime), `${old} answered until ${new Date(stopped).toISOString()}, ` +
+      `after the promotion at ${promoted.eventTime}`);
+    assert.match(promoted.note, new RegExp(`in place of ${old}`));
+    figures.push(`primary cut off: stopped ${((stopped - cut) / 1000).toFixed(1)} s after the cut, a replica promoted ` +
+      `after ${((Date.parse(promoted.eventTime) - cut) / 1000).toFixed(1)} s`);
+
+    // Healing: the link comes back if the pod is still there (the operator replaces it before promoting).
+    const pod = await get('pod', old);
+    if (pod?.metadata.uid === oldPod) await inPodNetwork(pid, 'link', 'set', 'eth0', 'up').catch(() => undefined);
+    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(Date.parse(promoted.eventTime)) >= 10,
+      { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('cut', report.acknowledged), []);
+    figures.push(`writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s`);
+    const s = await running(3, 'orders', (st) => st.members.find((m: any) => m.name === old)?.role === 'replica');
+    assert.notEqual(s.primary, old);
+    assert.equal(await local(old, 'SELECT pg_is_in_recovery()'), 't');
+    await converged(s.members.map((m: any) => m.name), 'cut');
+  });
+
+  it('scales from 3 to 1 and back to 3; one member alone takes writes', async () => {
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { size: 1 } }));
+    const one = await running(1);
+    assert.equal(await local(one.primary, 'SHOW synchronous_standby_names'), '');
+    await client('orders', 'INSERT INTO notes VALUES (3, \'with one member\')');
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { size: 3 } }));
+    const three = await running(3);
+    await converged(three.members.map((m: any) => m.name), 'notes');
+  });
+
+  it('rolls a minor version through the members with a client writing, losing no acknowledged write', async () => {
+    // Debian serves one PostgreSQL 15 release, so the roll restarts every member on the same binaries: what is proven
+    // is the roll itself (replicas first, a switchover, the old primary last) under writes.
+    // The Service's endpoints follow pods a moment after the cluster reports them.
+    await waitFor('orders to take writes', () => client('orders', 'CREATE TABLE roll (id int PRIMARY KEY, at timestamptz ' +
+      'DEFAULT now())').then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 1000 });
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'roll');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    const before = (await status()).primary;
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { version: '15.20' } }));
+    const rolled = await running(3, 'orders', (st) => st.currentVersion === '15.20');
+    const switched = Date.now();
+    await waitFor('writes acknowledged after the roll', async () => writer.acknowledgedSince(switched) >= 10, { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('roll', report.acknowledged), []);
+    assert.notEqual(rolled.primary, before, 'the primary was switched over');
+    for (const m of rolled.members) {
+      assert.equal((await get('pod', m.name)).metadata.annotations['keelson.dev/postgres-version'], '15.20');
+    }
+    figures.push(`minor roll: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
+  });
+
+  it('restores a scheduled backup into a new cluster with every row', async () => {
+    const rows = await client('orders', 'SELECT count(*) FROM acks');
+    const since = new Date().toISOString();
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: { schedule: '* * * * *' } } }));
+    await waitFor('a backup taken after the rows were written', async () => (await status())?.lastBackup?.time > since,
+      { timeoutMs: 180_000, intervalMs: 2000 });
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'restored', namespace }, spec: { size: 1, version: '15.20', image,
+        storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } } } }) });
+    const restored = await running(1, 'restored');
+    assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
+    assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 3'), 'with one member');
+  });
+});
