@@ -1,5 +1,9 @@
-// One example per kind, written with the typed constructs in imports/, as a GitOps repository would write them.
+// One example per kind, written with the typed constructs in imports/, as a GitOps repository would write them, with
+// the workloads they act on. The images are the local cluster's stand-ins (images/recipes.ts builds them from the
+// package registries under names of their own, and `npm start` loads them into its node); README says which public
+// image each stands in for.
 import { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
 import {
   PodAlert, PodBuggerTool, PostgresCluster, PostgresClusterSpecStorageSize, PrometheusJmxExporter, TdSet,
@@ -9,6 +13,37 @@ export interface SamplesProps {
   namespace: string;
 }
 
+/** The stand-in images, by what they stand in for. */
+export const sampleImages = {
+  helloWorld: 'keelson.local/hello-world:1',
+  tools: 'keelson.local/tools:1',
+  postgresql: 'keelson.local/postgresql:15',
+  javaApp: 'keelson.local/java-app:1',
+};
+
+const hardened = { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' } };
+
+/** A one-replica Deployment of `image` whose pods carry app=`name`. */
+function sampleApp(scope: Construct, name: string, image: string, extra: { port: number; tmp?: boolean }): void {
+  const labels = { app: name };
+  new k8s.KubeDeployment(scope, name, {
+    metadata: { name, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [{ name: 'app', image, ports: [{ containerPort: extra.port }], securityContext: hardened,
+            ...(extra.tmp ? { volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] } : {}) }],
+          ...(extra.tmp ? { volumes: [{ name: 'tmp', emptyDir: {} }] } : {}),
+        },
+      },
+    },
+  });
+}
+
 export class Samples extends Chart {
   constructor(scope: Construct, id: string, props: SamplesProps) {
     super(scope, id, { namespace: props.namespace, disableResourceNameHashes: true });
@@ -16,7 +51,7 @@ export class Samples extends Chart {
     new TdSet(this, 'tdset', {
       metadata: { name: 'hello-world' },
       spec: {
-        container: { image: 'crccheck/hello-world:v1.0.0', port: 8000 },
+        container: { image: sampleImages.helloWorld, port: 8000 },
         service: { port: 80 },
         // Office hours busy, evenings quieter, nights low; 0-1 falls back to defaultReplica.
         schedulingConfig: [
@@ -31,9 +66,11 @@ export class Samples extends Chart {
       },
     });
 
+    // The course service that PodBuggerTool gives a debug container.
+    sampleApp(this, 'teachstore-course', sampleImages.helloWorld, { port: 8000 });
     new PodBuggerTool(this, 'podbuggertool', {
       metadata: { name: 'debug-course' },
-      spec: { label: 'app=teachstore-course', image: 'busybox:1.36' },
+      spec: { label: 'app=teachstore-course', image: sampleImages.tools },
     });
 
     new PodAlert(this, 'podalert', {
@@ -45,13 +82,20 @@ export class Samples extends Chart {
       metadata: { name: 'orders-db' },
       spec: {
         size: 3,
-        version: '17',
+        version: '15',
+        image: sampleImages.postgresql,
         storage: { size: PostgresClusterSpecStorageSize.fromString('1Gi') },
         antiAffinity: true,
         backup: { schedule: '0 3 * * *', retain: 7 },
       },
     });
 
+    // A JVM service (its attach socket in /tmp, an emptyDir) and what the exporter exports of it.
+    sampleApp(this, 'java-app', sampleImages.javaApp, { port: 8080, tmp: true });
+    new k8s.KubeConfigMap(this, 'jmx-exporter-config', {
+      metadata: { name: 'jmx-exporter-config' },
+      data: { 'config.yaml': 'lowercaseOutputName: true\nrules:\n- pattern: ".*"\n' },
+    });
     new PrometheusJmxExporter(this, 'prometheusjmxexporter', {
       metadata: { name: 'java-apps' },
       spec: {

@@ -40,6 +40,16 @@ if (!kubeconfig) {
       ('name' in realNode ? `pods run on the real node ${realNode.name}` : `no real node (${realNode.skipped})`));
   }
   kubeconfig = cluster.state.kubeconfig;
+  if ('name' in cluster.state.realNode) {
+    // What the samples and PostgresCluster's member agents run: built here (cached after the first time), never pulled.
+    const { controllerImage, sampleImageRecipes } = await import('../images/recipes.ts');
+    const { loadImage } = await import('../test/support/real-node.ts');
+    for (const recipe of [await controllerImage(), ...sampleImageRecipes]) {
+      console.error(`loading ${recipe.reference} into the node...`);
+      await loadImage(cluster, recipe);
+    }
+    console.error('images loaded: kubectl apply -f dist/samples/ runs the samples on the node');
+  }
 }
 
 await applyCrds(kubeconfig);

@@ -148,6 +148,9 @@ export const javaAppImage: ImageRecipe = {
     entrypoint: ['java', '-cp', '/app', 'App'], exposedPorts: [8080] },
 };
 
+/** The stand-ins the samples name (charts/samples.ts), which `npm start` loads into the local cluster's node. */
+export const sampleImageRecipes: ImageRecipe[] = [helloWorldImage, toolsImage, postgresImage, javaAppImage];
+
 /** Every image `npm run image` builds, by name. */
 export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {
   controller: controllerImage,

@@ -33,7 +33,7 @@ describe('controller flags', () => {
   it('round-trip through controllerArgs', () => {
     const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const,
-      webhookAllowedDestinations: 'hooks.example,10.0.0.0/8' };
+      webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', postgresAgentImage: 'registry.example/keelson@sha256:ab' };
     assert.deepEqual(parseControllerFlags(controllerArgs(options), {}, known), options);
     assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);
   });
