@@ -17,6 +17,7 @@ let namespace: string;
 let scratch: string;
 let controller: ControllerProcess;
 let exec: MemberExec;
+let shared: MemberExec;
 const cleanups: (() => Promise<void>)[] = [];
 const memberNames = Array.from({ length: 6 }, (_, i) => `db-000${i}`);
 
@@ -47,11 +48,14 @@ before(async () => {
   cleanups.push(ns.cleanup);
   scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-test-'));
   await installCrds(cluster);
-  await staticVolumes(cluster, `keelson-${namespace}`, 10);
+  await staticVolumes(cluster, `keelson-${namespace}`, 16);
   cleanups.push(async () => { await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=keelson-${namespace}`, '--wait=false']); });
   exec = await serveMemberExec(cluster, namespace, 'db', memberNames, scratch);
   const others = [await serveMemberExec(cluster, namespace, 'dr', ['dr-0000', 'dr-0001'], join(scratch, 'dr')),
     await serveMemberExec(cluster, namespace, 'copy', ['copy-0000'], join(scratch, 'copy'))];
+  shared = await serveMemberExec(cluster, namespace, 'shared', ['shared-0000', 'shared-0001', 'shared-0002'],
+    join(scratch, 'shared'));
+  others.push(shared);
   cleanups.push(async () => [exec, ...others].forEach((e) => e.stop()));
   controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
 });
@@ -171,8 +175,8 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
   it('follows the Lease: fences a pod still labelled primary, and finishes a promotion cut short', async () => {
     // As if the operator had stopped between taking the Lease for db-0002 and promoting it.
     await kubectl('patch', 'lease', 'db-primary', '--type=merge', '-p', JSON.stringify({ spec: { holderIdentity: 'db-0002' } }));
-    const s = await running(2, (st) => st.primary === 'db-0002' && st.members.every((m: any) => m.ready));
-    assert.deepEqual(s.members.map((m: any) => `${m.name}:${m.role}`).sort(), ['db-0000:replica', 'db-0002:primary']);
+    await running(2, (st) => st.primary === 'db-0002' &&
+      JSON.stringify(st.members.map((m: any) => `${m.name}:${m.role}`).sort()) === '["db-0000:replica","db-0002:primary"]');
     const events = await reasons();
     assert.ok(events.some((r: string) => r.startsWith('MultiplePrimaries Pod db-0000 is labelled primary, but the Lease names db-0002')));
     assert.ok(events.some((r: string) => r === 'Promoted Finished promoting db-0002, which the Lease names'));
@@ -225,5 +229,33 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.ok(seed.spec.containers[0].env.some((e: any) => e.name === 'RESTORE' && e.value === 'true'));
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups' && v.persistentVolumeClaim.readOnly));
     await waitFor('copy Running', async () => (await get('pgc', 'copy'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
+  });
+
+  it('fails over though a shared object cannot be applied and a candidate does not answer', async () => {
+    // A ConfigMap of the scripts' name that nobody may change: every apply of it is refused.
+    await kubectl('create', 'configmap', 'shared-scripts', '--from-literal=member.sh=exit 1');
+    await kubectl('patch', 'configmap', 'shared-scripts', '--type=merge', '-p', '{"immutable":true}');
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PostgresCluster', metadata: { name: 'shared', namespace }, spec: { size: 3, version: '17.2',
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } }) });
+    const sharedStatus = async () => (await get('pgc', 'shared'))?.status;
+    await waitFor('shared Running with 3 ready members', async () => {
+      const st = await sharedStatus();
+      return st?.phase === 'Running' && st.readyMembers === 3;
+    }, { timeoutMs: 90_000 });
+    const condition = (await sharedStatus()).conditions.find((c: any) => c.type === 'SharedObjectsReady');
+    assert.equal(condition.status, 'False');
+    assert.equal(condition.reason, 'ApplyFailed');
+    assert.match(condition.message, /immutable/);
+
+    await shared.setPosition('shared-0001', 'the member is not answering');
+    await shared.setPosition('shared-0002', 'replica 0/5000000');
+    await kubectl('patch', 'pod', 'shared-0000', '--subresource=status', '--type=json', '-p', JSON.stringify([
+      { op: 'replace', path: '/status/conditions', value: [{ type: 'Ready', status: 'False', reason: 'Simulated' }] }]));
+    await waitFor('shared-0002 promoted', async () => (await sharedStatus())?.primary === 'shared-0002',
+      { timeoutMs: failoverTimeoutMs + 60_000 });
+    const promoted = (await get('events.events.k8s.io', '--field-selector', 'regarding.name=shared')).items
+      .find((e: any) => e.reason === 'Promoted');
+    assert.match(promoted.note, /not answering: shared-0001: unexpected member position/);
   });
 });

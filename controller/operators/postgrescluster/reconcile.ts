@@ -40,7 +40,7 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
   'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
   'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
   'remove-member': 'Scaling', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
-  'finish-promotion': 'FailingOver', 'fence-primary': undefined, 'set-synchronous': undefined,
+  'finish-promotion': 'FailingOver', 'fence-primary': 'Recovering', 'set-synchronous': undefined,
 };
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
@@ -149,37 +149,49 @@ class PostgresClusterReconciler {
     return { holder, expired: performance.now() - at >= leaseDurationMs };
   }
 
-  /** The Secret (made once, never rewritten), the agents' identity, the scripts, the Services and the backups. */
+  /**
+   * The Secret (made once, never rewritten), the agents' identity, the scripts, the Services and the backups, each
+   * tried whatever became of the others; what failed is thrown together at the end.
+   */
   private async ensureShared(cluster: Cluster, spec: Spec): Promise<void> {
     const ns = cluster.metadata.namespace!;
-    if (!this.agentsIdentified.has(cluster.metadata.uid)) {
-      const { serviceAccount, role, roleBinding } = agentIdentity(cluster);
-      await this.ctx.client.apply(types.serviceAccounts, serviceAccount);
-      await this.ctx.client.apply(types.roles, role);
-      await this.ctx.client.apply(types.roleBindings, roleBinding);
-      this.agentsIdentified.add(cluster.metadata.uid);
-    }
-    if (!this.credentialed.has(cluster.metadata.uid)) {
-      try {
-        await this.ctx.client.create(types.secrets, credentials(cluster));
-      } catch (error) {
-        if (!(error instanceof ApiError && error.conflict)) throw error;
-      }
-      this.credentialed.add(cluster.metadata.uid);
-    }
+    const uid = cluster.metadata.uid;
     const current = (informer: { get(key: string): KubeObject | undefined }, name: string) => informer.get(keyOf({ namespace: ns, name }));
-    await applyIfChanged(this.ctx.client, types.configMaps, scripts(cluster), current(this.configMaps, names.scripts(cluster.metadata.name)));
-    for (const service of services(cluster)) {
-      await applyIfChanged(this.ctx.client, types.services, service, current(this.services, service.metadata.name));
-    }
     const cronJob = current(this.cronJobs, names.backups(cluster.metadata.name));
-    if (spec.backup) {
-      await applyIfChanged(this.ctx.client, types.persistentVolumeClaims, backupClaim(cluster, spec),
-        current(this.claims, names.backups(cluster.metadata.name)));
-      await applyIfChanged(this.ctx.client, types.cronJobs, backupCronJob(cluster, spec), cronJob);
-    } else if (cronJob && isControlledBy(cronJob, cluster)) {
-      await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
+    const tasks: [what: string, task: () => Promise<unknown>][] = [
+      ['the member agents\' identity', async () => {
+        if (this.agentsIdentified.has(uid)) return;
+        const { serviceAccount, role, roleBinding } = agentIdentity(cluster);
+        for (const [type, object] of [[types.serviceAccounts, serviceAccount], [types.roles, role],
+          [types.roleBindings, roleBinding]] as const) await this.ctx.client.apply(type, object);
+        this.agentsIdentified.add(uid);
+      }],
+      ['the credentials', async () => {
+        if (this.credentialed.has(uid)) return;
+        await this.ctx.client.create(types.secrets, credentials(cluster)).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.conflict)) throw error;
+        });
+        this.credentialed.add(uid);
+      }],
+      ['the scripts', () => applyIfChanged(this.ctx.client, types.configMaps, scripts(cluster),
+        current(this.configMaps, names.scripts(cluster.metadata.name)))],
+      ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => applyIfChanged(this.ctx.client,
+        types.services, service, current(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
+      ['the backups', async () => {
+        if (spec.backup) {
+          await applyIfChanged(this.ctx.client, types.persistentVolumeClaims, backupClaim(cluster, spec),
+            current(this.claims, names.backups(cluster.metadata.name)));
+          await applyIfChanged(this.ctx.client, types.cronJobs, backupCronJob(cluster, spec), cronJob);
+        } else if (cronJob && isControlledBy(cronJob, cluster)) {
+          await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
+        }
+      }],
+    ];
+    const failures: string[] = [];
+    for (const [what, task] of tasks) {
+      await task().catch((error: Error) => failures.push(`${what}: ${error.message}`));
     }
+    if (failures.length) throw new Error(failures.join('; '));
   }
 
   private observe(cluster: Cluster, spec: Spec, now: Date, leaseObject: Lease | undefined): Observed {
