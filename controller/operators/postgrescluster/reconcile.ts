@@ -122,7 +122,8 @@ class PostgresClusterReconciler {
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
     const primaryUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
-    const leaseExpired = !outcome.primary && observed.lease?.expired;
+    // A primary not up yet has renewed nothing: its Lease speaks only of a primary that runs.
+    const leaseExpired = primaryUp && !outcome.primary && observed.lease?.expired;
     conditions.push(primaryUp && !leaseExpired
       ? { type: 'PrimaryAvailable', status: 'True', reason: 'Ready', message: `${primaryName} takes writes`, observedGeneration: generation }
       : { type: 'PrimaryAvailable', status: 'False', reason: leaseExpired ? 'LeaseExpired' : 'Unavailable',
