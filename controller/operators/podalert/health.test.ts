@@ -32,6 +32,17 @@ describe('pod health', () => {
       'back-off 1m20s restarting failed container');
   });
 
+  it('keeps a container that runs again after a failure unhealthy until it has run for a minute', () => {
+    const restarted = (startedAt: string) => pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [{ name: 'app', ready: true, restartCount: 5, state: { running: { startedAt } },
+        lastState: { terminated: { exitCode: 3, reason: 'Error' } } }] });
+    const now = new Date('2026-01-01T01:00:00Z');
+    const found = trouble(restarted('2026-01-01T00:59:50Z'), now)!;
+    assert.deepEqual([found.reason, found.container, found.previousLog], ['Restarted', 'app', true]);
+    assert.equal(found.message, 'container app runs again after exit code 3 (Error); healthy once it has run for 60s');
+    assert.equal(trouble(restarted('2026-01-01T00:58:59Z'), now), undefined);
+  });
+
   it('explains pods stuck Pending: image pulls, scheduling, or nothing said', () => {
     const pull = trouble(pod({ phase: 'Pending', containerStatuses: [{ name: 'app', ready: false,
       state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope:1"' } } }] }))!;

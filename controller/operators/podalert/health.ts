@@ -1,6 +1,8 @@
 // Whether a pod is unhealthy, why, since when, and which container's log tells the story.
-// Unhealthy: phase Pending, Failed or Unknown; or Running with a container waiting or not ready. Succeeded pods
-// (finished Jobs) and pods being deleted are not. Init containers come first: one that crashes is the story.
+// Unhealthy: phase Pending, Failed or Unknown; or Running with a container waiting, not ready, or restarted after a
+// failure less than a minute ago (a crash loop runs for moments between its back-offs: that is no recovery).
+// Succeeded pods (finished Jobs) and pods being deleted are not. Init containers come first: one that crashes is the
+// story.
 import { clip } from './budget.ts';
 
 interface ContainerState {
@@ -61,9 +63,18 @@ function report(status: ContainerStatus): ContainerReport {
 
 const isCompleted = (c: ContainerStatus) => c.state?.terminated?.exitCode === 0;
 
+/** How long a container restarted after a failure must run before it counts as healthy again. */
+export const stableAfterMs = 60_000;
+
+const restartedLately = (c: ContainerStatus, now: Date) => {
+  const started = c.state?.running?.startedAt;
+  const failed = c.lastState?.terminated && c.lastState.terminated.exitCode !== 0;
+  return Boolean(failed && started && now.getTime() - Date.parse(started) < stableAfterMs);
+};
+
 const date = (value: string | undefined, fallback: Date) => (value ? new Date(value) : fallback);
 
-export function trouble(pod: PodView): Trouble | undefined {
+export function trouble(pod: PodView, now = new Date()): Trouble | undefined {
   if (pod.metadata.deletionTimestamp) return undefined;
   const status = pod.status ?? {};
   const phase = status.phase ?? 'Pending';
@@ -72,7 +83,7 @@ export function trouble(pod: PodView): Trouble | undefined {
   const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
   const containers = statuses.map(report);
   // A completed init container is terminated and not ready: only a running or waiting one can be failing.
-  const failing = statuses.filter((c) => (!c.ready && !isCompleted(c)) || c.state?.waiting);
+  const failing = statuses.filter((c) => (!c.ready && !isCompleted(c)) || c.state?.waiting || restartedLately(c, now));
   const first = failing[0];
   const waiting = first?.state?.waiting;
   const condition = (type: string) => status.conditions?.find((c) => c.type === type);
@@ -85,6 +96,11 @@ export function trouble(pod: PodView): Trouble | undefined {
       if (!first) return undefined;
       const ready = condition('Ready');
       const since = ready?.status === 'False' ? date(ready.lastTransitionTime, created) : created;
+      if (first.ready && !waiting) {
+        const last = first.lastState!.terminated!;
+        return { ...base, reason: 'Restarted', since, message: `container ${first.name} runs again after exit code ` +
+          `${last.exitCode}${last.reason ? ` (${last.reason})` : ''}; healthy once it has run for ${stableAfterMs / 1000}s` };
+      }
       return { ...base, reason: waiting?.reason ?? 'NotReady', since,
         ...(waiting?.message ? { message: waiting.message } : first.state?.running ? { message: `container ${first.name} is not ready` } : {}) };
     }

@@ -330,7 +330,8 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
       return s?.alerts?.[0]?.reason === 'CrashLoopBackOff' && s.alerts[0].logTail ? s : undefined;
     }, { timeoutMs: 90_000 });
     assert.match(status.alerts[0].logTail, /^starting\nfatal: no config at \d+\n$/);
-    await waitFor('the alert message', () => messagesFor('real').length === 1, { timeoutMs: 30_000 });
+    await waitFor('the alert message', () => messagesFor('real').length === 1, { timeoutMs: 30_000 })
+      .catch((error: Error) => { throw new Error(`${error.message}; the controller's last lines:\n${realController.describe()}`); });
 
     await realController.stop();
     realController = await startOperator(cluster, real, ['podalert'], scratch);

@@ -21,7 +21,12 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
     const storage = { size: '1Gi', storageClassName: storageClass, keepOnScaleDown: false };
     const get = (...args: string[]) => cluster.getJson(namespace, ...args);
     const settled = (what: string, check: (status: any) => boolean) => waitFor(`PostgresCluster smoke in ${namespace}: ${what}`,
-      async () => { const s = (await get('pgc', 'smoke'))?.status; return s?.phase === 'Running' && check(s); }, { timeoutMs });
+      async () => {
+        const s = (await get('pgc', 'smoke'))?.status;
+        // Running alone is not the whole job: members start even when a shared object could not be applied.
+        const shared = s?.conditions?.find((c: { type: string }) => c.type === 'SharedObjectsReady');
+        return s?.phase === 'Running' && shared?.status === 'True' && check(s);
+      }, { timeoutMs });
     await apply({ size: 2, version: '17.2', storage, backup: { schedule: '0 3 * * *' } });
     await settled('two members', (s) => s.readyMembers === 2);
     await waitFor('the MemberAdded Events', async () => (await get('events.events.k8s.io', '--field-selector',
