@@ -30,13 +30,17 @@ async function runSmoke(operator: string, omitRule?: number): Promise<{ failure?
   cleanups.push(cleanup);
   const controller = await startOperator(cluster, namespace, [operator], scratch, omitRule === undefined ? {} : { omitRule });
   try {
-    const failure = await smokeTests[operator]!(cluster, namespace, omitRule === undefined ? 60_000 : 20_000)
+    let failure = await smokeTests[operator]!(cluster, namespace, omitRule === undefined ? 60_000 : 20_000)
       .then(() => undefined, (e: Error) => e.message);
     const forbidden = () => controller.metric('keelson_client_requests_total', { code: '403' });
     if (failure === undefined || omitRule === undefined) return { failure, forbidden: await forbidden() };
     // Under load the refused call may come after the smoke test gave up (a JVM attach takes its time): wait for it.
     const refused = await waitFor('a call refused for want of the rule', async () => (await forbidden()) || undefined,
-      { timeoutMs: 40_000 }).catch(() => 0);
+      { timeoutMs: 40_000 }).catch((error: Error) => {
+      // Kept with the failure: what the controller was doing when no refusal was seen.
+      failure += `; then ${error.message}; the controller's last lines:\n${controller.describe()}`;
+      return 0;
+    });
     return { failure, forbidden: refused };
   } finally {
     await controller.stop();
