@@ -1,8 +1,8 @@
 // A controller running as its own process, as in the Deployment: flags, JSON logs captured line by line, metrics and
-// health on free loopback ports.
+// health on loopback ports the process picks itself (port 0) and logs: ports picked here and passed in could be
+// taken by another process before the controller listens, as parallel tests showed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { freePort } from './ports.ts';
 import { terminate } from '../cluster/process.ts';
 import { GiveUp, waitFor, type WaitOptions } from './wait.ts';
 
@@ -30,7 +30,7 @@ export class ControllerProcess {
   readonly stderr: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  private constructor(private readonly child: ChildProcess, readonly metricsPort: number, readonly healthPort: number) {
+  private constructor(private readonly child: ChildProcess) {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
         this.logs.push(JSON.parse(line) as LogLine);
@@ -44,11 +44,18 @@ export class ControllerProcess {
 
   /** Starts `script` with `args` plus loopback metrics and health addresses. */
   static async start(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
-    const [metricsPort, healthPort] = [await freePort(), await freePort()];
     const child = spawn(process.execPath, ['--enable-source-maps', script, ...args,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${healthPort}`],
+      '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', ...env } });
-    return new ControllerProcess(child, metricsPort, healthPort);
+    return new ControllerProcess(child);
+  }
+
+  /** The port the controller says (in its "starting" line) it serves `server` on. */
+  private port(server: 'metrics' | 'health'): Promise<number> {
+    return waitFor(`the controller serving ${server}`, () => {
+      if (this.child.exitCode !== null) throw new GiveUp(`controller exited: ${this.describe()}`);
+      return this.logs.find((l) => l.msg === 'starting')?.[server] as number | undefined;
+    }, { timeoutMs: 30_000 });
   }
 
   get pid(): number {
@@ -78,7 +85,7 @@ export class ControllerProcess {
   metrics(): Promise<string> {
     return waitFor('the controller serving /metrics', async () => {
       if (this.child.exitCode !== null) throw new GiveUp(`controller exited: ${this.stderr.slice(-5).join('\n')}`);
-      return fetch(`http://127.0.0.1:${this.metricsPort}/metrics`).then((res) => res.text(), () => undefined);
+      return fetch(`http://127.0.0.1:${await this.port('metrics')}/metrics`).then((res) => res.text(), () => undefined);
     }, { timeoutMs: 15_000 });
   }
 
@@ -92,7 +99,7 @@ export class ControllerProcess {
 
   /** /readyz's status and the reason it gives. */
   async readyzAnswer(): Promise<{ status: number; body: string }> {
-    const res = await fetch(`http://127.0.0.1:${this.healthPort}/readyz`);
+    const res = await fetch(`http://127.0.0.1:${await this.port('health')}/readyz`);
     return { status: res.status, body: await res.text() };
   }
 
