@@ -1,7 +1,7 @@
 // PostgreSQL servers from Debian's packages, run on this machine as the postgres user by the same scripts member
 // pods run, on loopback ports, each in a directory of the test's own.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { freePort } from './ports.ts';
 import { GiveUp, waitFor } from './wait.ts';
@@ -49,6 +49,13 @@ export interface Member {
   kill(): Promise<void>;
 }
 
+/** How many processes run with `dir` as their working directory (a server's backends do). */
+async function processesIn(dir: string): Promise<number> {
+  const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+  const cwds = await Promise.all(pids.map((pid) => readlink(`/proc/${pid}/cwd`).catch(() => '')));
+  return cwds.filter((cwd) => cwd === dir).length;
+}
+
 /** Starts the member script in the foreground (as a pod would) and waits until the server accepts connections. */
 export async function startMember(environment: Environment, name: string, dataDir: string, script: string,
   env: Record<string, string>): Promise<Member> {
@@ -64,9 +71,12 @@ export async function startMember(environment: Environment, name: string, dataDi
     kill: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      // The script execs postgres, so the child is the postmaster; its backends notice its death and exit.
+      // The script execs postgres, so the child is the postmaster; its backends notice its death and exit, and until
+      // they have, a server started on the same data directory finds their shared memory still in use.
       child.kill('SIGKILL');
       await exited;
+      await waitFor(`the processes of member ${name} gone`, async () => (await processesIn(dataDir)) === 0,
+        { timeoutMs: 30_000, intervalMs: 100 });
     },
   };
   await waitFor(`member ${name} accepting connections`, async () => {

@@ -10,7 +10,7 @@ import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { freePort } from '../../../test/support/ports.ts';
-import { loadImage, withoutRealNode } from '../../../test/support/real-node.ts';
+import { loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { toolsImage } from '../../../images/recipes.ts';
 
@@ -322,6 +322,9 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
       metadata: { name: 'crashing', labels: { app: 'crashing' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
         { name: 'app', image: tools, imagePullPolicy: 'Never',
           command: ['sh', '-c', 'echo "starting"; echo "fatal: no config at $(date +%s)"; exit 3'] }] } }) });
+    // With no grace period, a pod still being created is unhealthy, and healthy for the moment its first instance
+    // runs: that alert and its resolution would be right, but this test is about the crash loop itself.
+    await waitForPod(cluster, real, 'crashing', 'restarted', (p) => p.status?.containerStatuses?.[0]?.restartCount >= 1);
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert',
       metadata: { name: 'real', namespace: real }, spec: { alerts: { checkRunningPods: true }, gracePeriodSeconds: 0,
         logLines: 2, webhook: { secretRef: { name: 'alert-hook', key: 'url' } } } }) });
