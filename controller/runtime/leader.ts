@@ -19,7 +19,8 @@ export interface LeaderElectionOptions {
   retryPeriodMs: number;
 }
 
-interface Lease extends KubeObject {
+/** A coordination.k8s.io Lease. */
+export interface Lease extends KubeObject {
   spec?: {
     holderIdentity?: string;
     leaseDurationSeconds?: number;
@@ -29,7 +30,8 @@ interface Lease extends KubeObject {
   };
 }
 
-function microTime(): string {
+/** Now as a Kubernetes MicroTime (microseconds). */
+export function microTime(): string {
   return new Date().toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
 }
 

@@ -8,13 +8,10 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { withSignal } from '../../runtime/abort.ts';
 import type { Client } from '../../runtime/client.ts';
-import { types, type KubeObject } from '../../runtime/resources.ts';
+import { microTime, type Lease } from '../../runtime/leader.ts';
+import { types } from '../../runtime/resources.ts';
 import { fenceAfterMs, renewIntervalMs } from './plan.ts';
 
-export interface Lease extends KubeObject {
-  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string;
-    leaseTransitions?: number };
-}
 
 /** The local PostgreSQL, as the agent sees it through the data directory and the shared process namespace. */
 export interface LocalPostgres {
@@ -34,8 +31,6 @@ export interface AgentOptions {
   log: Logger;
   now?: () => number;
 }
-
-export const microTime = (date = new Date()) => date.toISOString().replace(/(\.\d{3})Z$/, '$1000Z');
 
 export class MemberAgent {
   private fenceTimer: NodeJS.Timeout | undefined;

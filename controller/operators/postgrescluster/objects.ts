@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
-import { microTime } from './agent.ts';
+import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { leaseDurationMs, type Role } from './plan.ts';
 import { backupScript, memberScript } from './scripts.ts';

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { findCondition, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
-import { microTime, type Lease } from './agent.ts';
+import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, credentials, lease, memberClaim, memberLabel, memberPod, names,
   roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
@@ -63,10 +63,8 @@ class PostgresClusterReconciler {
   private readonly promotions = new Map<string, string>();
   /** Each cluster's Lease as last seen changed, and when, on this process's monotonic clock. */
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
-  private readonly agentImage: string;
 
-  constructor(private readonly ctx: OperatorContext, agentImage: string) {
-    this.agentImage = agentImage;
+  constructor(private readonly ctx: OperatorContext, private readonly agentImage: string) {
     const informer = <T extends KubeObject>(type: typeof types.pods) => ctx.cache.informer<T>(type, ctx.namespace, ctx.client);
     this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
     this.pods = informer<Pod>(types.pods);
