@@ -85,7 +85,7 @@ export async function takeNode(dir: string, bin: string): Promise<{ heldBy?: str
   if (previous && previous.pid !== process.pid && isAlive(previous.pid)) {
     return { heldBy: `the cluster in ${previous.dir} (supervisor pid ${previous.pid}) has this machine's real node` };
   }
-  if (previous) await sweepHost();
+  await sweepDeadOwner();
   const record: HostRecord = {
     pid: process.pid, dir, bin,
     sysctls: Object.fromEntries(watchedSysctls.flatMap((n) => (readSysctl(n) === undefined ? [] : [[n, readSysctl(n)!]]))),
@@ -198,6 +198,12 @@ async function nftTables(): Promise<string[]> {
 /** iptables -S output back into arguments, keeping quoted comments whole. */
 function splitRule(rule: string): string[] {
   return [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+}
+
+/** Sweeps what a node's owner left if it is dead; a live owner, or none, leaves the machine as it is. */
+export async function sweepDeadOwner(): Promise<void> {
+  const record = await readRecord();
+  if (record && (record.pid === process.pid || !isAlive(record.pid))) await sweepHost();
 }
 
 /**

@@ -12,7 +12,7 @@ import { LocalCluster } from '../cluster.ts';
 import { isAlive, type ClusterState } from '../state.ts';
 import { repoRoot } from '../../support/paths.ts';
 import { waitFor } from '../../support/wait.ts';
-import { hostLeftovers, realNodeUnsupported } from './host.ts';
+import { hostLeftovers, realNodeUnsupported, sweepDeadOwner } from './host.ts';
 
 /** What a real node changes on the host, as seen from outside. */
 function hostSnapshot(): Record<string, string> {
@@ -43,6 +43,8 @@ const held = LocalCluster.attach(join(repoRoot, '.cluster'));
 
 it('sweeps, at the next start, all that a SIGKILLed cluster\'s real node left on this machine',
   { skip: unsupported ?? (held ? 'the cluster of `npm run cluster -- up` holds the real node' : false) }, async () => {
+    // The machine as it was before any node: a cluster killed earlier (say, with the CI run it ran in) left its own.
+    await sweepDeadOwner();
     const before = hostSnapshot();
     const dir = await mkdtemp(join(tmpdir(), 'keelson-cluster-'));
     const { pid, state } = await startUnwatchedSupervisor(dir);
