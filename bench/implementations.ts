@@ -18,6 +18,8 @@ export interface StartOptions {
   kubeconfig: string;
   /** Hold every Pod in the controller's cache too (the memory scenario). */
   cachePods: boolean;
+  /** Where Keelson writes a V8 CPU profile of each run (`npm run bench -- --profile DIR`). */
+  profileDir?: string;
 }
 
 export interface Implementation {
@@ -33,7 +35,8 @@ const keelson: Implementation = {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     return `Keelson ${pkg.version} on Node ${process.versions.node}`;
   },
-  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('keelson', process.execPath, [
+  start: ({ kubeconfig, cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=tdset${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),

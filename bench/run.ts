@@ -1,11 +1,12 @@
-// `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]`: starts a
+// `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]
+// [--profile DIR]`: starts a
 // local control plane of its own (with kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods
 // follow the Deployments, and its garbage collector off, whose GETs of owners it has not yet seen would be counted as a
 // controller's reads), runs every scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes
 // results.md, chart.svg and results.json.
 import { cpus, totalmem, release } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../controller/runtime/rest.ts';
@@ -19,7 +20,8 @@ import { chart, markdown } from './report.ts';
 import { fullSettings, parts, quickSettings, repetition, type Bench, type Contender, type Part, type Results } from './scenarios.ts';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, repetitions: { type: 'string' },
-  out: { type: 'string' }, only: { type: 'string' }, parts: { type: 'string' }, pods: { type: 'string' } } });
+  out: { type: 'string' }, only: { type: 'string' }, parts: { type: 'string' }, pods: { type: 'string' },
+  profile: { type: 'string' } } });
 const settings = { ...(values.quick ? quickSettings : fullSettings) };
 if (values.repetitions) settings.repetitions = Number(values.repetitions);
 if (values.pods) settings.pods = Number(values.pods);
@@ -52,7 +54,8 @@ try {
     .filter((c) => !values.only || values.only.split(',').includes(c.name));
   const results: Results = new Map();
   const notes: string[] = [];
-  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, notes, log };
+  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, notes, log,
+    ...(values.profile ? { profileDir: resolve(values.profile) } : {}) };
   const cpu = cpus();
   const context = {
     command, versions, notes, date: new Date().toISOString().slice(0, 10),

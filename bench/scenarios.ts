@@ -51,6 +51,8 @@ export interface Bench {
   kubeconfig: string;
   settings: Settings;
   results: Results;
+  /** Where the Keelson process writes its CPU profiles, if anywhere. */
+  profileDir?: string;
   /** Scenarios a contender could not finish, for the report. */
   notes: string[];
   log(message: string): void;
@@ -81,7 +83,8 @@ class Run {
   }
 
   start(cachePods = false): void {
-    this.process = this.who.controller?.start({ kubeconfig: this.bench.kubeconfig, cachePods });
+    this.process = this.who.controller?.start({ kubeconfig: this.bench.kubeconfig, cachePods,
+      profileDir: this.bench.profileDir });
   }
 
   async create(names: readonly string[]): Promise<void> {

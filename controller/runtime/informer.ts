@@ -228,12 +228,18 @@ export class Informer<T extends KubeObject> {
     this.stopping.signal.addEventListener('abort', onStop);
     let silent = false;
     this.lastHeard = Date.now();
-    const watchdog = setInterval(() => {
-      if (Date.now() - this.lastHeard > this.options.silenceTimeoutMs) {
-        silent = true;
-        cut.abort();
+    // One timer per silence window, not a tick: a process at rest wakes about once a minute for it.
+    const { silenceTimeoutMs } = this.options;
+    const checkSilence = () => {
+      const quietMs = Date.now() - this.lastHeard;
+      if (quietMs < silenceTimeoutMs) {
+        watchdog = setTimeout(checkSilence, silenceTimeoutMs - quietMs);
+        return;
       }
-    }, Math.min(1_000, this.options.silenceTimeoutMs / 4));
+      silent = true;
+      cut.abort();
+    };
+    let watchdog = setTimeout(checkSilence, silenceTimeoutMs);
     const opened = performance.now();
     let heard = false;
     try {
@@ -260,7 +266,7 @@ export class Informer<T extends KubeObject> {
       }
       throw error;
     } finally {
-      clearInterval(watchdog);
+      clearTimeout(watchdog);
       this.stopping.signal.removeEventListener('abort', onStop);
     }
   }

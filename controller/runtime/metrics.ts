@@ -62,7 +62,9 @@ export class Metrics {
     help: 'API requests made by the controller, by verb, resource and HTTP status', labelNames: ['verb', 'resource', 'code'] });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    // The event-loop delay is sampled once a second: prom-client's 10 ms default wakes a process at rest a hundred
+    // times a second, which was nearly all of its idle CPU (bench/results/before-after/quiet-rest.md).
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1_000 });
   }
 
   /** A per-queue gauge read from each controller's queue when /metrics is scraped. */
