@@ -29,6 +29,12 @@ export interface InformerOptions {
   watchTimeoutSeconds: (() => number);
   initialBackoffMs: number;
   maxBackoffMs: number;
+  /**
+   * How the informer learns what exists: 'stream' asks the watch itself for it (sendInitialEvents, WatchList, on by
+   * default since Kubernetes 1.32), so nothing holds a whole list response and no page waits for the one before;
+   * 'list' pages through a LIST first. 'stream' falls back to 'list' on an apiserver that refuses it.
+   */
+  initialState: 'stream' | 'list';
 }
 
 export const defaultInformerOptions: InformerOptions = {
@@ -38,12 +44,16 @@ export const defaultInformerOptions: InformerOptions = {
     : () => 300 + Math.floor(Math.random() * 300),
   initialBackoffMs: 200,
   maxBackoffMs: 30_000,
+  initialState: process.env.KEELSON_INITIAL_STATE === 'list' ? 'list' : 'stream',
 };
+
+/** The bookmark annotation that ends a watch's initial events. */
+const initialEventsEnd = 'k8s.io/initial-events-end';
 
 /** A watch that ends this soon with nothing delivered is a failure, not a normal end (as client-go's reflector). */
 const shortestHealthyWatchMs = 1_000;
 
-type WatchEnd = 'closed' | 'short' | 'gone' | 'silent';
+type WatchEnd = 'closed' | 'short' | 'gone' | 'silent' | 'unstreamed';
 
 interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -63,6 +73,9 @@ export class Informer<T extends KubeObject> {
   private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private resourceVersion: string | undefined;
+  private streamInitialState: boolean;
+  /** A stream was cut before its initial events ended: the next attempt lists, as client-go's reflector falls back. */
+  private listNext = false;
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
   private lastHeard = Date.now();
@@ -81,6 +94,7 @@ export class Informer<T extends KubeObject> {
     private readonly options: InformerOptions = defaultInformerOptions,
   ) {
     this.label = `${type.resource}${type.group ? `.${type.group}` : ''}${namespace ? ` in ${namespace}` : ''}`;
+    this.streamInitialState = options.initialState === 'stream';
     metrics.watchSilenceSources.set(this.label, () => (Date.now() - this.lastHeard) / 1000);
   }
 
@@ -168,8 +182,9 @@ export class Informer<T extends KubeObject> {
     };
     while (!this.stopping.signal.aborted) {
       try {
-        if (this.resourceVersion === undefined) await this.relist();
+        if (this.resourceVersion === undefined && (!this.streamInitialState || this.listNext)) await this.relist();
         const end = await this.watch();
+        if (end === 'unstreamed') continue;
         if (end !== 'closed') this.metrics.watchRestarts.inc({ resource: this.label, reason: end });
         if (end === 'gone') this.resourceVersion = undefined;
         if (end === 'closed' || end === 'silent') backoff = this.options.initialBackoffMs;
@@ -189,30 +204,39 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  /** Lists everything anew and brings the store (and handlers) to it: deletes for what vanished, no event for what did not change. */
+  /** Lists everything anew and brings the store (and handlers) to it, page by page. */
   private async relist(): Promise<void> {
-    const fresh = new Map<string, T>();
-    let resourceVersion = '';
+    const seen = new Set<string>();
     let continueToken: string | undefined;
+    let page;
     do {
-      const page = await this.client.list<T>(this.type, this.namespace, { limit: 500, continue: continueToken });
-      for (const object of page.items) fresh.set(keyOf(object.metadata), trim(object));
+      page = await this.client.list<T>(this.type, this.namespace, { limit: 500, continue: continueToken });
+      for (const object of page.items) this.upsert(object, seen);
       continueToken = page.metadata.continue;
-      resourceVersion = page.metadata.resourceVersion;
     } while (continueToken);
     this.lastHeard = Date.now();
+    this.listNext = false;
+    this.synced(seen, page.metadata.resourceVersion);
+  }
 
+  /** Caches a listed or watched object and tells the handlers: added, updated, or nothing if its version is cached. */
+  private upsert(object: T, seen?: Set<string>): void {
+    const key = keyOf(object.metadata);
+    seen?.add(key);
+    const old = this.store.get(key);
+    const fresh = trim(object);
+    this.put(key, fresh);
+    if (!old) this.emit('added', fresh);
+    else if (old.metadata.resourceVersion !== fresh.metadata.resourceVersion) this.emit('updated', old, fresh);
+  }
+
+  /** The whole state has arrived (a list, or a watch's initial events): what was cached but not `seen` is gone. */
+  private synced(seen: Set<string>, resourceVersion: string): void {
     for (const [key, old] of this.store) {
-      if (!fresh.has(key)) {
+      if (!seen.has(key)) {
         this.remove(key, old);
         this.emit('deleted', old);
       }
-    }
-    for (const [key, object] of fresh) {
-      const old = this.store.get(key);
-      this.put(key, object);
-      if (!old) this.emit('added', object);
-      else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) this.emit('updated', old, object);
     }
     this.resourceVersion = resourceVersion;
     this.failure = undefined;
@@ -226,6 +250,8 @@ export class Informer<T extends KubeObject> {
     const cut = new AbortController();
     const onStop = () => cut.abort();
     this.stopping.signal.addEventListener('abort', onStop);
+    // A stop that came while the list was still being read is heard here, or the watch would run till it fell silent.
+    if (this.stopping.signal.aborted) cut.abort();
     let silent = false;
     this.lastHeard = Date.now();
     // One timer per silence window, not a tick: a process at rest wakes about once a minute for it.
@@ -242,19 +268,33 @@ export class Informer<T extends KubeObject> {
     let watchdog = setTimeout(checkSilence, silenceTimeoutMs);
     const opened = performance.now();
     let heard = false;
+    // Keys seen in the initial events, until the bookmark that ends them.
+    let initial = this.resourceVersion === undefined ? new Set<string>() : undefined;
     try {
       // The server ends each watch after a while; we then resume from resourceVersion.
-      const stream = await this.client.watch(this.type, this.namespace,
-        { resourceVersion: this.resourceVersion, timeoutSeconds: this.options.watchTimeoutSeconds() }, cut.signal);
+      const timeoutSeconds = this.options.watchTimeoutSeconds();
+      const stream = await this.client.watch(this.type, this.namespace, initial
+        ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds }
+        : { resourceVersion: this.resourceVersion, timeoutSeconds }, cut.signal)
+        .catch((error: unknown) => this.unstreamed(error, initial));
+      if (stream === 'unstreamed') return stream;
       stream.on('data', () => (this.lastHeard = Date.now()));
       for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
         if (!line.trim()) continue;
         heard = true;
         const event = JSON.parse(line) as WatchEvent;
-        if (this.apply(event) === 'gone') {
+        const outcome = this.apply(event, initial);
+        if (outcome === 'gone') {
           stream.destroy();
           return 'gone';
         }
+        if (outcome === 'synced') initial = undefined;
+      }
+      // Cut before its initial events ended, the stream told only part of the state: list it, after a backoff.
+      if (initial) {
+        this.log.warn({ informer: this.label, events: initial.size }, 'watch ended before its initial events did; listing');
+        this.listNext = true;
+        return 'short';
       }
       if (heard || performance.now() - opened >= shortestHealthyWatchMs) return 'closed';
       this.log.warn({ informer: this.label }, 'watch closed at once with nothing delivered; retrying with backoff');
@@ -271,26 +311,44 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private apply(event: WatchEvent): 'gone' | undefined {
+  /**
+   * An apiserver that refuses to stream initial events (older than 1.32, or with WatchList off) answers 400 or 422:
+   * this informer lists from then on. Any other failure is the watch's own.
+   */
+  private unstreamed(error: unknown, initial: Set<string> | undefined): 'unstreamed' {
+    if (!initial || !(error instanceof ApiError) || (error.status !== 400 && error.status !== 422)) throw error;
+    this.streamInitialState = false;
+    this.log.info({ informer: this.label, err: error.message }, 'the apiserver does not stream initial events; listing');
+    return 'unstreamed';
+  }
+
+  /** `initial`: the keys seen so far while the watch is still sending its initial events. */
+  private apply(event: WatchEvent, initial: Set<string> | undefined): 'gone' | 'synced' | undefined {
     const object = event.object;
     if (event.type === 'ERROR') {
       if (object.code === 410) return 'gone';
       throw new ApiError(object.code ?? 500, object.reason ?? 'Unknown', object.message ?? 'watch error', 'WATCH',
         this.label);
     }
-    this.resourceVersion = object.metadata.resourceVersion;
-    if (event.type === 'BOOKMARK') return undefined;
-    const key = keyOf(object.metadata);
-    const old = this.store.get(key);
-    if (event.type === 'DELETED') {
-      this.remove(key, (old ?? object) as T);
-      this.emit('deleted', (old ?? object) as T);
+    if (event.type === 'BOOKMARK') {
+      if (!initial) this.resourceVersion = object.metadata.resourceVersion;
+      else if (object.metadata.annotations?.[initialEventsEnd] === 'true') {
+        this.synced(initial, object.metadata.resourceVersion!);
+        return 'synced';
+      }
       return undefined;
     }
-    const fresh = trim(object as T);
-    this.put(key, fresh);
-    if (!old) this.emit('added', fresh);
-    else if (old.metadata.resourceVersion !== fresh.metadata.resourceVersion) this.emit('updated', old, fresh);
+    // Until the initial events end, a cut stream must start over: no version to resume from is kept.
+    if (!initial) this.resourceVersion = object.metadata.resourceVersion;
+    const key = keyOf(object.metadata);
+    if (event.type !== 'DELETED') {
+      this.upsert(object as T, initial);
+      return undefined;
+    }
+    initial?.delete(key);
+    const old = this.store.get(key);
+    this.remove(key, (old ?? object) as T);
+    this.emit('deleted', (old ?? object) as T);
     return undefined;
   }
 }
