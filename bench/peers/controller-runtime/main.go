@@ -19,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -139,8 +140,10 @@ func main() {
 	}
 	// controller-runtime leaves client-side rate limiting off (QPS -1) and relies on the apiserver's fairness, as
 	// Keelson does.
+	// A careful author today drops managedFields from every cached object, as Keelson drops all but its own applies.
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", LeaderElection: false})
+		HealthProbeBindAddress: "0", LeaderElection: false,
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}})
 	if err != nil {
 		log.Error(err, "unable to create manager")
 		os.Exit(1)
