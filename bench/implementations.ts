@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parseDockerfile } from '../images/dockerfile.ts';
 import { repoRoot } from '../test/support/paths.ts';
 import { MeasuredProcess } from './process.ts';
 
@@ -29,6 +30,12 @@ export interface Implementation {
   start(options: StartOptions): MeasuredProcess;
 }
 
+/** Node's flags in the operator image's ENTRYPOINT, between `node` and the script: the benchmark runs Keelson so. */
+function imageNodeFlags(): string[] {
+  const { entrypoint = [] } = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
+  return entrypoint.slice(1, -1);
+}
+
 const keelson: Implementation = {
   name: 'keelson',
   async prepare() {
@@ -36,7 +43,7 @@ const keelson: Implementation = {
     return `Keelson ${pkg.version} on Node ${process.versions.node}`;
   },
   start: ({ kubeconfig, cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
-    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...imageNodeFlags(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=tdset${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),

@@ -19,7 +19,8 @@ describe('the Dockerfile', () => {
     const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
     assert.equal(dockerfile.from, `node:${pkg.devDependencies.node}-bookworm-slim`);
     assert.equal(dockerfile.user, '65532:65532');
-    assert.deepEqual(dockerfile.entrypoint, ['node', '--enable-source-maps', 'build/controller/main.js']);
+    assert.deepEqual(dockerfile.entrypoint, ['node', '--enable-source-maps', '--max-semi-space-size=1',
+      'build/controller/main.js']);
     assert.deepEqual(dockerfile.exposedPorts, [8080, 8081]);
     assert.equal(dockerfile.env?.NODE_ENV, 'production');
   });
