@@ -17,7 +17,8 @@ import { Floor } from './floor.ts';
 import { controllers } from './implementations.ts';
 import { ensurePods } from './namespaces.ts';
 import { chart, markdown } from './report.ts';
-import { fullSettings, parts, quickSettings, repetition, type Bench, type Contender, type Part, type Results } from './scenarios.ts';
+import { fullSettings, growth, parts, quickSettings, recordGrowthSlopes, repetition, type Bench, type Contender, type Part,
+  type Results } from './scenarios.ts';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, repetitions: { type: 'string' },
   out: { type: 'string' }, only: { type: 'string' }, parts: { type: 'string' }, pods: { type: 'string' },
@@ -29,6 +30,9 @@ if (values.parts) settings.parts = values.parts.split(',').map((part) => {
   if (!(parts as readonly string[]).includes(part)) throw new Error(`--parts: ${part} is not one of ${parts.join(', ')}`);
   return part as Part;
 });
+if (settings.parts.includes('growth') && settings.parts.includes('memory') && settings.pods > settings.growthPods[0]!) {
+  throw new Error(`--pods ${settings.pods}: the growth part starts at ${settings.growthPods[0]} pods and cannot shrink the set`);
+}
 const out = values.out ?? join(repoRoot, 'bench/results', values.quick ? 'quick' : '');
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 const began = Date.now();
@@ -76,6 +80,20 @@ try {
       await repetition(bench, who, rep);
       await save();
     }
+  }
+  // The growth part last, on one set of pods made larger step by step.
+  for (const pods of settings.parts.includes('growth') ? settings.growthPods : []) {
+    await ensurePods(admin, 'bench-pods', pods, cluster.state.nodes, log);
+    for (let rep = 1; rep <= settings.repetitions; rep++) {
+      for (const who of contenders) {
+        await growth(bench, who, rep, pods);
+        await save();
+      }
+    }
+  }
+  if (settings.parts.includes('growth')) {
+    recordGrowthSlopes(results, settings.growthPods);
+    await save();
   }
   log(`wrote ${join(out, 'results.md')}`);
   console.log(markdown(results, context));

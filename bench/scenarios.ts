@@ -17,18 +17,23 @@ export interface Settings {
   latencyPerSecond: number;
   latencySeconds: number;
   pods: number;
+  /** The pod counts of the growth part, smallest first: the memory case again at each, on the same growing set. */
+  growthPods: number[];
   repetitions: number;
-  /** Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case. */
+  /**
+ * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, and
+ * the memory case at growing pod counts (controllers only; kopf does not fill a cache of 10,000 pods in 10 minutes).
+ */
   parts: Part[];
 }
 
-export const parts = ['session', 'bursts', 'memory'] as const;
+export const parts = ['session', 'bursts', 'memory', 'growth'] as const;
 export type Part = (typeof parts)[number];
 
 export const fullSettings: Settings = { burstSizes: [1000, 5000], steadySeconds: 60, latencyPerSecond: 20,
-  latencySeconds: 30, pods: 10_000, repetitions: 3, parts: [...parts] };
+  latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000], repetitions: 3, parts: [...parts] };
 export const quickSettings: Settings = { burstSizes: [100, 300], steadySeconds: 10, latencyPerSecond: 10,
-  latencySeconds: 10, pods: 1000, repetitions: 2, parts: [...parts] };
+  latencySeconds: 10, pods: 1000, growthPods: [1000, 2000], repetitions: 2, parts: [...parts] };
 
 /** metric → implementation → one value per repetition. */
 export type Results = Map<string, Map<string, number[]>>;
@@ -212,14 +217,14 @@ async function within(bench: Bench, who: Contender, namespace: string, body: (ru
 
 /** Every Pod cached: the time to a first reconcile, then the peak resident set. A controller that cannot fill its
  * cache in time is noted in the report, and the run goes on to the next contender. */
-async function memory(bench: Bench, who: Contender, rep: number): Promise<void> {
-  const { pods } = bench.settings;
+async function memory(bench: Bench, who: Contender, rep: number, pods = bench.settings.pods, prefix = ''):
+Promise<void> {
   let opened = false;
   try {
-    await within(bench, who, `bench-${who.name}-${rep}-m`,
-      (run) => run.peakMemory(`peak RSS, ${pods} pods cached (MiB)`, 10_000),
+    await within(bench, who, `bench-${who.name}-${rep}-m${prefix ? pods : ''}`,
+      (run) => run.peakMemory(`${prefix}peak RSS, ${pods} pods cached (MiB)`, 10_000),
       async (run) => {
-        run.record(`start-up to first reconcile, ${pods} pods cached (s)`, await run.open(true, cacheFillTimeoutMs));
+        run.record(`${prefix}start-up to first reconcile, ${pods} pods cached (s)`, await run.open(true, cacheFillTimeoutMs));
         opened = true;
       });
   } catch (error) {
@@ -251,5 +256,30 @@ export async function repetition(bench: Bench, who: Contender, rep: number): Pro
   if (who.controller && settings.parts.includes('memory')) {
     bench.log(`${who.name} #${rep}: memory with ${settings.pods} pods cached`);
     await memory(bench, who, rep);
+  }
+}
+
+export const growthPrefix = 'growth: ';
+
+/** The memory case at one pod count of the growth part. */
+export async function growth(bench: Bench, who: Contender, rep: number, pods: number): Promise<void> {
+  if (!who.controller || who.name === 'kopf') return;
+  bench.log(`${who.name} #${rep}: growth, ${pods} pods cached`);
+  await memory(bench, who, rep, pods, growthPrefix);
+}
+
+/** Per contender and repetition, the peak resident set added per further 10,000 pods, smallest count to largest. */
+export function recordGrowthSlopes(results: Results, counts: readonly number[]): void {
+  const [first, last] = [counts[0]!, counts.at(-1)!];
+  if (last === first) return;
+  const peaks = (pods: number) => results.get(`${growthPrefix}peak RSS, ${pods} pods cached (MiB)`);
+  for (const [name, highs] of peaks(last) ?? []) {
+    const lows = peaks(first)?.get(name) ?? [];
+    highs.forEach((high, i) => {
+      if (lows[i] !== undefined) {
+        record(results, `${growthPrefix}peak RSS added per further 10000 pods (MiB)`, name,
+          ((high - lows[i]) * 10_000) / (last - first));
+      }
+    });
   }
 }
