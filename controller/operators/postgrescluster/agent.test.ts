@@ -3,6 +3,7 @@
 // Lease could expire, and stops at once a primary the Lease does not name. PostgreSQL is stood in for by a pid
 // whose stop is recorded; the real one is stopped on the real node (postgres-on-node.test.ts).
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,11 +27,18 @@ let proxy: CuttableProxy;
 let client: Client;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-/** A primary PostgreSQL as far as the agent can tell, until stopped. */
-function primaryPostgres(): LocalPostgres & { stoppedAt?: number } {
-  const postgres: LocalPostgres & { stoppedAt?: number } = {
+type FakePostgres = LocalPostgres & { stoppedAt?: number; stops: number; restart(): void };
+
+/** A primary PostgreSQL as far as the agent can tell, until stopped; `restart` brings it back as a primary. */
+function primaryPostgres(): FakePostgres {
+  const postgres: FakePostgres = {
+    stops: 0,
     primaryPid: async () => (postgres.stoppedAt === undefined ? 4242 : undefined),
-    stop: async () => { postgres.stoppedAt = Date.now(); },
+    stop: async () => {
+      postgres.stoppedAt = Date.now();
+      postgres.stops++;
+    },
+    restart: () => { postgres.stoppedAt = undefined; },
   };
   return postgres;
 }
@@ -84,6 +92,27 @@ describe('the member agent, as its ServiceAccount', () => {
     const stoppedAfter = postgres.stoppedAt! - lastRenewal;
     assert.ok(stoppedAfter >= fenceAfterMs - 2_500, `stopped ${stoppedAfter} ms after the last renewal: too soon`);
     assert.ok(stoppedAfter < leaseDurationMs, `stopped ${stoppedAfter} ms after the last renewal: the Lease had expired`);
+    primary.stop();
+  });
+
+  it('keeps a primary it stopped from coming back until it can renew again', async () => {
+    const postgres = primaryPostgres();
+    const primary = agent('db-0000', postgres);
+    cleanups.push(async () => primary.stop());
+    await waitFor('the role confirmed', () => readFile(primary.roleFile, 'utf8').then((r) => r === 'primary\n', () => false));
+    proxy.partition();
+    try {
+      await waitFor('PostgreSQL stopped', async () => postgres.stoppedAt !== undefined, { timeoutMs: leaseDurationMs + 5_000 });
+      // The start script finds no role file, so it waits instead of starting a primary on a word 8 s old.
+      assert.equal(existsSync(primary.roleFile), false, 'the role file outlived the stop');
+      // A primary that starts anyway (the container restarted before the file went) is stopped at the next look.
+      postgres.restart();
+      await waitFor('PostgreSQL stopped again', async () => postgres.stops === 2, { timeoutMs: 10_000 });
+    } finally {
+      proxy.resume();
+    }
+    await waitFor('the role confirmed again', () => readFile(primary.roleFile, 'utf8').then((r) => r === 'primary\n', () => false),
+      { timeoutMs: 15_000 });
     primary.stop();
   });
 

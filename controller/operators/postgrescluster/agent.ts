@@ -3,8 +3,9 @@
 // PostgreSQL, whatever the reason (the apiserver unreachable, the network gone), because by the time the Lease
 // expires the operator may promote another member. An agent whose member runs as a primary that the Lease does not
 // name stops it at once. Each confirmed role is written to a file the member's start script waits for, so a
-// stopped primary starts again only as what the Lease says.
-import { readFile, rename, writeFile } from 'node:fs/promises';
+// stopped primary starts again only as what the Lease says: a stop withdraws the file first, and a primary that
+// starts again while the agent still cannot confirm it is stopped again.
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { withSignal } from '../../runtime/abort.ts';
 import type { Client } from '../../runtime/client.ts';
@@ -34,6 +35,8 @@ export interface AgentOptions {
 
 export class MemberAgent {
   private fenceTimer: NodeJS.Timeout | undefined;
+  /** Until when (on the monotonic clock) the last renewal vouches for this member as the primary. */
+  private confirmedUntil = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: AgentOptions) {
@@ -53,11 +56,11 @@ export class MemberAgent {
       });
     } catch (error) {
       this.options.log.warn({ err: error }, 'could not confirm this member\'s role');
-      return;
+      return this.fenceIfUnconfirmed();
     }
     if (!lease) {
       this.options.log.warn({ lease: name }, 'the cluster\'s Lease does not exist');
-      return;
+      return this.fenceIfUnconfirmed();
     }
     const role = lease.spec?.holderIdentity === member ? 'primary' : 'replica';
     if (role === 'primary') {
@@ -82,7 +85,13 @@ export class MemberAgent {
 
   private armFence(inMs: number): void {
     this.disarm();
+    this.confirmedUntil = this.now() + inMs;
     this.fenceTimer = setTimeout(() => void this.fenceIfPrimary(), Math.max(0, inMs));
+  }
+
+  /** Past the last renewal's word, a primary running (say, its container restarted) is stopped again. */
+  private async fenceIfUnconfirmed(): Promise<void> {
+    if (this.now() >= this.confirmedUntil) await this.fenceIfPrimary();
   }
 
   private disarm(): void {
@@ -97,6 +106,8 @@ export class MemberAgent {
 
   private async fence(pid: number, why: string): Promise<void> {
     this.options.log.warn({ pid, why }, 'stopping PostgreSQL: this member can no longer confirm it is the primary');
+    // Withdrawn first: a role file still fresh would let the start script bring the primary straight back.
+    await rm(this.options.roleFile, { force: true });
     await this.options.postgres.stop(pid);
   }
 
