@@ -21,9 +21,9 @@ export interface Settings {
   growthPods: number[];
   repetitions: number;
   /**
- * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, and
- * the memory case at growing pod counts (controllers only; kopf does not fill a cache of 10,000 pods in 10 minutes).
- */
+   * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, and
+   * the memory case at growing pod counts (controllers only; kopf does not fill a cache of 10,000 pods in 10 minutes).
+   */
   parts: Part[];
 }
 
