@@ -31,10 +31,8 @@ export interface Implementation {
 }
 
 /** Node's flags in the operator image's ENTRYPOINT, between `node` and the script: the benchmark runs Keelson so. */
-function imageNodeFlags(): string[] {
-  const { entrypoint = [] } = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
-  return entrypoint.slice(1, -1);
-}
+const imageNodeFlags = (parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).entrypoint ?? [])
+  .slice(1, -1);
 
 const keelson: Implementation = {
   name: 'keelson',
@@ -43,7 +41,7 @@ const keelson: Implementation = {
     return `Keelson ${pkg.version} on Node ${process.versions.node}`;
   },
   start: ({ kubeconfig, cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
-    ...imageNodeFlags(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=tdset${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),

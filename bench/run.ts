@@ -1,9 +1,8 @@
 // `npm run bench [-- --quick] [--repetitions N] [--only CONTENDERS] [--parts PARTS] [--pods N] [--out DIR]
-// [--profile DIR]`: starts a
-// local control plane of its own (with kube-controller-manager's Deployment and ReplicaSet controllers off, so no pods
-// follow the Deployments, and its garbage collector off, whose GETs of owners it has not yet seen would be counted as a
-// controller's reads), runs every scenario for Keelson, controller-runtime, kopf and the floor in turn, and writes
-// results.md, chart.svg and results.json.
+// [--profile DIR]`: starts a local control plane of its own (with kube-controller-manager's Deployment and ReplicaSet
+// controllers off, so no pods follow the Deployments, and its garbage collector off, whose GETs of owners it has not
+// yet seen would be counted as a controller's reads), runs every scenario for Keelson, controller-runtime, kopf and
+// the floor in turn, and writes results.md, chart.svg and results.json.
 import { cpus, totalmem, release } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -31,7 +30,8 @@ if (values.parts) settings.parts = values.parts.split(',').map((part) => {
   return part as Part;
 });
 if (settings.parts.includes('growth') && settings.parts.includes('memory') && settings.pods > settings.growthPods[0]!) {
-  throw new Error(`--pods ${settings.pods}: the growth part starts at ${settings.growthPods[0]} pods and cannot shrink the set`);
+  throw new Error(`--pods ${settings.pods}: the growth part starts at ${settings.growthPods[0]} pods ` +
+    'and cannot shrink the set');
 }
 const out = values.out ?? join(repoRoot, 'bench/results', values.quick ? 'quick' : '');
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
