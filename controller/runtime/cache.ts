@@ -1,7 +1,7 @@
 // Shared informers: one list-watch per resource type and scope, however many controllers read it.
 import type { Logger } from 'pino';
 import type { Client } from './client.ts';
-import { Informer, defaultInformerOptions, type InformerOptions } from './informer.ts';
+import { Informer, defaultInformerOptions, type CacheView, type InformerOptions } from './informer.ts';
 import type { Metrics } from './metrics.ts';
 import type { KubeObject, ResourceType } from './resources.ts';
 
@@ -17,19 +17,22 @@ export class Cache {
   ) {}
 
   /**
-   * The shared informer for `type` in `namespace` (all namespaces when undefined). `caller` must have declared
-   * list and watch on the type: reading through the cache is reading from the API.
+   * The shared informer for `type` in `namespace` (all namespaces when undefined), of the objects `view` selects,
+   * keeping at least the fields it names. `caller` must have declared list and watch on the type: reading through
+   * the cache is reading from the API.
    */
-  informer<T extends KubeObject>(type: ResourceType, namespace: string | undefined, caller: Client): Informer<T> {
+  informer<T extends KubeObject>(type: ResourceType, namespace: string | undefined, caller: Client,
+    view: CacheView = {}): Informer<T> {
     caller.check(type, 'list');
     caller.check(type, 'watch');
-    const key = `${type.group}/${type.resource}@${namespace ?? '*'}`;
+    const key = `${type.group}/${type.resource}@${namespace ?? '*'}?${view.labelSelector ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
-      informer = new Informer(this.client, type, namespace, this.metrics, this.log, this.options);
+      informer = new Informer(this.client, type, namespace, this.metrics, this.log, this.options, view.labelSelector);
       this.informers.set(key, informer);
-      if (this.started) informer.start();
     }
+    informer.read(view.keep);
+    if (this.started) informer.start();
     return informer as unknown as Informer<T>;
   }
 

@@ -25,6 +25,10 @@ export interface ListOptions {
   continue?: string;
 }
 
+/** Asks for each object's kind and metadata only (PartialObjectMetadata), as client-go's metadata client does. */
+const metadataOnly = (kind: 'PartialObjectMetadata' | 'PartialObjectMetadataList') =>
+  `application/json;as=${kind};g=meta.k8s.io;v=v1,application/json`;
+
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
 const contentTypes: Record<PatchType, string> = {
@@ -97,19 +101,21 @@ export class Client {
     return this.call('create', type, () => this.rest.exec(request));
   }
 
-  async list<T extends KubeObject>(type: ResourceType, namespace?: string, options: ListOptions = {}):
-  Promise<ObjectList<T>> {
+  /** Lists objects; with `metadata`, only their kind and metadata. */
+  async list<T extends KubeObject>(type: ResourceType, namespace?: string, options: ListOptions = {},
+    metadata = false): Promise<ObjectList<T>> {
     this.check(type, 'list');
-    return this.call('list', type, () => this.rest.json<ObjectList<T>>({ method: 'GET',
-      path: pathOf(type, namespace), query: { ...options }, timeoutMs: 60_000 }));
+    return this.call('list', type, () => this.rest.json<ObjectList<T>>({ method: 'GET', path: pathOf(type, namespace),
+      query: { ...options }, timeoutMs: 60_000, accept: metadata ? metadataOnly('PartialObjectMetadataList') : undefined }));
   }
 
-  /** Opens a watch stream; the caller reads newline-delimited events from it. */
-  async watch(type: ResourceType, namespace: string | undefined, query: Query, signal: AbortSignal):
+  /** Opens a watch stream, of objects' metadata only with `metadata`; the caller reads newline-delimited events. */
+  async watch(type: ResourceType, namespace: string | undefined, query: Query, signal: AbortSignal, metadata = false):
   Promise<IncomingMessage> {
     this.check(type, 'watch');
     return this.call('watch', type, () => this.rest.open({ method: 'GET', path: pathOf(type, namespace),
-      query: { ...query, watch: 1, allowWatchBookmarks: true }, signal }));
+      query: { ...query, watch: 1, allowWatchBookmarks: true }, signal,
+      accept: metadata ? metadataOnly('PartialObjectMetadata') : undefined }));
   }
 
   async create<T extends KubeObject>(type: ResourceType, object: T, subresource?: string): Promise<T> {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { withSignal } from './abort.ts';
 import type { Cache } from './cache.ts';
+import type { CacheView } from './informer.ts';
 import type { Client } from './client.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue, type BackoffOptions } from './queue.ts';
@@ -30,6 +31,8 @@ export type ReconcileResult = void | { requeueAfterMs: number };
 
 export interface Watch {
   type: ResourceType;
+  /** The objects and fields the mapping (and the reconcile, through the same informer) reads. */
+  view?: CacheView;
   /** The primary objects an event on `object` concerns. */
   map(object: KubeObject): Request[];
 }
@@ -37,8 +40,8 @@ export interface Watch {
 export interface ControllerSpec {
   name: string;
   for: ResourceType;
-  /** Objects whose controller owner reference points at a primary object. */
-  owns?: ResourceType[];
+  /** Objects whose controller owner reference points at a primary object, with the view the reconcile reads. */
+  owns?: (ResourceType | { type: ResourceType; view: CacheView })[];
   watches?: Watch[];
   reconcile(request: Request, context: ReconcileContext): Promise<ReconcileResult>;
   workers?: number;
@@ -76,8 +79,8 @@ export class Controller {
   /** Subscribes to the informers it needs; events queue keys from now on, even before workers start. */
   watch(): void {
     const enqueue = (requests: Request[]) => requests.forEach((r) => this.queue.add(keyOf(r)));
-    const on = (type: ResourceType, map: (object: KubeObject) => Request[]) => {
-      this.cache.informer(type, this.namespace, this.client).addHandler({
+    const on = (type: ResourceType, map: (object: KubeObject) => Request[], view?: CacheView) => {
+      this.cache.informer(type, this.namespace, this.client, view).addHandler({
         added: (o) => enqueue(map(o)),
         updated: (old, o) => enqueue([...map(old), ...map(o)]),
         deleted: (o) => enqueue(map(o)),
@@ -85,12 +88,13 @@ export class Controller {
     };
     on(this.spec.for, (o) => [{ namespace: o.metadata.namespace, name: o.metadata.name }]);
     const ownerApiVersion = apiVersionOf(this.spec.for);
-    for (const type of this.spec.owns ?? []) {
+    for (const owned of this.spec.owns ?? []) {
+      const { type, view } = 'type' in owned ? owned : { type: owned, view: undefined };
       on(type, (o) => (o.metadata.ownerReferences ?? [])
         .filter((r) => r.controller && r.kind === this.spec.for.kind && r.apiVersion === ownerApiVersion)
-        .map((r) => ({ namespace: o.metadata.namespace, name: r.name })));
+        .map((r) => ({ namespace: o.metadata.namespace, name: r.name })), view);
     }
-    for (const watch of this.spec.watches ?? []) on(watch.type, (o) => watch.map(o));
+    for (const watch of this.spec.watches ?? []) on(watch.type, (o) => watch.map(o), watch.view);
   }
 
   start(): void {

@@ -2,6 +2,7 @@
 // it with bounded backoff, a 410 Gone relists (emitting deletes for what vanished, and nothing for what did not
 // change), and a watch silent for too long (no event, not even a bookmark) is cut and reopened.
 import { createInterface } from 'node:readline';
+import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { detached } from './abort.ts';
@@ -9,6 +10,7 @@ import type { Client } from './client.ts';
 import { deepFreeze } from './freeze.ts';
 import { jittered } from './jitter.ts';
 import type { Metrics } from './metrics.ts';
+import { project, projectionOf, type Projection } from './projection.ts';
 import { ApiError } from './rest.ts';
 import { keyOf, type KubeObject, type ResourceType } from './resources.ts';
 
@@ -68,8 +70,24 @@ function trim<T extends KubeObject>(object: T): T {
   return object;
 }
 
+/** Which objects of a type a reader needs, and how much of each. */
+export interface CacheView {
+  /** Only the objects these labels select, in `kubectl get -l` syntax: the cache holds nothing else of the type. */
+  labelSelector?: string;
+  /**
+   * The fields the reader uses, as dotted paths ('status.phase'; 'spec.containers.name' keeps each container's name);
+   * kind and metadata are always kept. An informer keeps the union over its readers; one reader without `keep` keeps
+   * whole objects for all; when every reader keeps nothing more, the apiserver sends metadata only. Readers must
+   * declare before the cache starts.
+   */
+  keep?: readonly string[];
+}
+
 export class Informer<T extends KubeObject> {
   private readonly store = new Map<string, T>();
+  /** The fields kept, or 'whole'; undefined until a reader declares. */
+  private kept: Set<string> | 'whole' | undefined;
+  private projection: Projection | undefined;
   private readonly byNamespace = new Map<string, Map<string, T>>();
   private readonly handlers: InformerHandler<T>[] = [];
   private resourceVersion: string | undefined;
@@ -92,8 +110,10 @@ export class Informer<T extends KubeObject> {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly options: InformerOptions = defaultInformerOptions,
+    private readonly labelSelector?: string,
   ) {
-    this.label = `${type.resource}${type.group ? `.${type.group}` : ''}${namespace ? ` in ${namespace}` : ''}`;
+    this.label = `${type.resource}${type.group ? `.${type.group}` : ''}${namespace ? ` in ${namespace}` : ''}` +
+      (labelSelector ? ` (${labelSelector})` : '');
     this.streamInitialState = options.initialState === 'stream';
     metrics.watchSilenceSources.set(this.label, () => (Date.now() - this.lastHeard) / 1000);
   }
@@ -140,6 +160,17 @@ export class Informer<T extends KubeObject> {
     const objects = this.byNamespace.get(namespace);
     objects?.delete(key);
     if (objects?.size === 0) this.byNamespace.delete(namespace);
+  }
+
+  /** Declares the fields one more reader uses (all of them when `keep` is undefined). */
+  read(keep: readonly string[] | undefined): void {
+    const kept = !keep || this.kept === 'whole' ? 'whole' : new Set([...(this.kept ?? []), ...keep]);
+    const projection = kept === 'whole' ? undefined : projectionOf(kept);
+    if (this.running && !isDeepStrictEqual(projection, this.projection)) {
+      throw new Error(`${this.label}: a reader asked for more fields than the started cache keeps; ` +
+        'declare what a reader uses when the operator is set up');
+    }
+    [this.kept, this.projection] = [kept, projection];
   }
 
   /** Adds a handler; objects already cached are delivered to it as added. */
@@ -210,7 +241,8 @@ export class Informer<T extends KubeObject> {
     let continueToken: string | undefined;
     let page;
     do {
-      page = await this.client.list<T>(this.type, this.namespace, { limit: 500, continue: continueToken });
+      page = await this.client.list<T>(this.type, this.namespace,
+        { limit: 500, continue: continueToken, labelSelector: this.labelSelector }, this.metadataOnly);
       for (const object of page.items) this.upsert(object, seen);
       continueToken = page.metadata.continue;
     } while (continueToken);
@@ -219,12 +251,22 @@ export class Informer<T extends KubeObject> {
     this.synced(seen, page.metadata.resourceVersion);
   }
 
+  private get metadataOnly(): boolean {
+    return this.kept !== 'whole' && this.kept?.size === 0;
+  }
+
+  /** What the cache keeps of an object read from the API. */
+  private slim(object: T): T {
+    const trimmed = trim(object);
+    return this.projection ? project(trimmed, this.projection) : trimmed;
+  }
+
   /** Caches a listed or watched object and tells the handlers: added, updated, or nothing if its version is cached. */
   private upsert(object: T, seen?: Set<string>): void {
     const key = keyOf(object.metadata);
     seen?.add(key);
     const old = this.store.get(key);
-    const fresh = trim(object);
+    const fresh = this.slim(object);
     this.put(key, fresh);
     if (!old) this.emit('added', fresh);
     else if (old.metadata.resourceVersion !== fresh.metadata.resourceVersion) this.emit('updated', old, fresh);
@@ -274,8 +316,9 @@ export class Informer<T extends KubeObject> {
       // The server ends each watch after a while; we then resume from resourceVersion.
       const timeoutSeconds = this.options.watchTimeoutSeconds();
       const stream = await this.client.watch(this.type, this.namespace, initial
-        ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds }
-        : { resourceVersion: this.resourceVersion, timeoutSeconds }, cut.signal)
+        ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds, labelSelector: this.labelSelector }
+        : { resourceVersion: this.resourceVersion, timeoutSeconds, labelSelector: this.labelSelector }, cut.signal,
+        this.metadataOnly)
         .catch((error: unknown) => this.unstreamed(error, initial));
       if (stream === 'unstreamed') return stream;
       stream.on('data', () => (this.lastHeard = Date.now()));
@@ -347,8 +390,9 @@ export class Informer<T extends KubeObject> {
     }
     initial?.delete(key);
     const old = this.store.get(key);
-    this.remove(key, (old ?? object) as T);
-    this.emit('deleted', (old ?? object) as T);
+    const gone = old ?? this.slim(object as T);
+    this.remove(key, gone);
+    this.emit('deleted', gone);
     return undefined;
   }
 }

@@ -34,6 +34,8 @@ export interface RequestSpec {
   query?: Query;
   body?: unknown;
   contentType?: string;
+  /** The representation asked for; default plain JSON. */
+  accept?: string;
   signal?: AbortSignal;
   /** No answer within this long aborts the request. Default 30 s; streams have none. */
   timeoutMs?: number;
@@ -142,7 +144,7 @@ export class RestClient {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers: Record<string, string> = {
       ...(auth.headers as Record<string, string> | undefined),
-      Accept: 'application/json',
+      Accept: spec.accept ?? 'application/json',
       'User-Agent': this.userAgent,
     };
     if (body !== undefined) {

@@ -33,6 +33,11 @@ export interface PodView {
     initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] };
 }
 
+/** The fields of a pod a PodView reads: all that PodAlert needs the cache to keep of pods. */
+export const podViewFields = ['status.phase', 'status.reason', 'status.message', 'status.conditions',
+  ...['initContainerStatuses', 'containerStatuses'].flatMap((list) =>
+    ['name', 'ready', 'restartCount', 'state', 'lastState'].map((field) => `status.${list}.${field}`))];
+
 export interface ContainerReport {
   name: string;
   state: string;

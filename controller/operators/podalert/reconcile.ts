@@ -13,7 +13,7 @@ import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resour
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { clip, fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
-import { alertText, trouble, type PodView, type Trouble } from './health.ts';
+import { alertText, podViewFields, trouble, type PodView, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { deliver } from './delivery.ts';
@@ -25,6 +25,8 @@ type Pod = KubeObject & PodView;
 type Resource = PodAlertResource & Owner;
 
 const podAlertType = keelsonType(PodAlert);
+/** Every pod, since a PodAlert may select any; of each, what its health is judged on. */
+const podView = { keep: podViewFields };
 export const evaluationPeriodMs = 30_000;
 
 class PodAlertReconciler {
@@ -38,7 +40,7 @@ class PodAlertReconciler {
   constructor(private readonly ctx: OperatorContext) {
     this.destinations = parseDestinations(ctx.options.webhookAllowedDestinations);
     this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
-    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
+    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
     this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
       help: 'Pods unhealthy past the grace period, per PodAlert', labelNames: ['namespace', 'name'] });
   }
@@ -222,7 +224,7 @@ export const podAlertOperator: Operator = {
     ctx.addController({
       name: 'podalert',
       for: podAlertType,
-      watches: [{ type: types.pods, map: (pod) => reconciler.podAlertsFor(pod) }],
+      watches: [{ type: types.pods, view: podView, map: (pod) => reconciler.podAlertsFor(pod) }],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

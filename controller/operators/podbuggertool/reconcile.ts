@@ -24,6 +24,11 @@ interface Pod extends KubeObject {
 }
 
 const toolType = keelsonType(PodBuggerTool);
+/**
+ * Every pod, since a tool may select any; of each, what readiness and the debug containers are judged on. The update
+ * through pods/ephemeralcontainers takes only the ephemeral containers from what it is sent, so the rest may be left out.
+ */
+const podView = { keep: ['spec.containers.name', 'spec.ephemeralContainers', 'status.phase', 'status.conditions'] };
 const recentLimit = 20;
 
 function runningAndReady(pod: Pod): boolean {
@@ -43,7 +48,7 @@ class PodBuggerToolReconciler {
 
   constructor(private readonly ctx: OperatorContext) {
     this.tools = ctx.cache.informer<PodBuggerToolResource>(toolType, ctx.namespace, ctx.client);
-    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
+    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
   }
 
   /** The tools in the pod's own namespace whose selector matches it. */
@@ -140,7 +145,7 @@ export const podBuggerToolOperator: Operator = {
     ctx.addController({
       name: 'podbuggertool',
       for: toolType,
-      watches: [{ type: types.pods, map: (pod) => reconciler.toolsFor(pod) }],
+      watches: [{ type: types.pods, view: podView, map: (pod) => reconciler.toolsFor(pod) }],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

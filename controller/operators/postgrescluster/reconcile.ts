@@ -14,8 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { findCondition, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, credentials, lease, memberClaim, memberLabel, memberPod, names,
-  roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
+import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, lease, memberClaim, memberLabel, memberPod,
+  names, roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
 import { bestCandidate, currentPrimary, leaseDurationMs, majorOf, nextStep, type Member, type Observed, type Role,
   type Step } from './plan.ts';
@@ -36,6 +36,11 @@ type Pending = Omit<Condition, 'lastTransitionTime'>;
 
 const clusterType = keelsonType(PostgresCluster);
 const retiredLabel = 'keelson.dev/retired';
+/**
+ * Every object a cluster owns carries its cluster label, so the cache holds these, whole (they are applied and compared
+ * field by field), and none of the other pods, claims, services, ConfigMaps and CronJobs in the namespaces watched.
+ */
+const ownedView = { labelSelector: clusterLabel };
 const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> | undefined> = {
   'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
   'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
@@ -65,7 +70,8 @@ class PostgresClusterReconciler {
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
 
   constructor(private readonly ctx: OperatorContext, private readonly agentImage: string) {
-    const informer = <T extends KubeObject>(type: typeof types.pods) => ctx.cache.informer<T>(type, ctx.namespace, ctx.client);
+    const informer = <T extends KubeObject>(type: typeof types.pods) =>
+      ctx.cache.informer<T>(type, ctx.namespace, ctx.client, ownedView);
     this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
     this.pods = informer<Pod>(types.pods);
     this.claims = informer<KubeObject>(types.persistentVolumeClaims);
@@ -441,7 +447,8 @@ export const postgresClusterOperator: Operator = {
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,
-      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs],
+      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs]
+        .map((type) => ({ type, view: ownedView })),
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

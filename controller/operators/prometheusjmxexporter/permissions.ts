@@ -8,5 +8,6 @@ export const permissions: Permission[] = [
     reason: 'find running Java pods that match, and annotate them for scraping' },
   { group: '', resource: 'pods/exec', verbs: ['get', 'create'],
     reason: 'find the JVM, copy the agent and its config, and load the agent (a WebSocket exec asks for both verbs)' },
-  { group: '', resource: 'configmaps', verbs: ['list', 'watch'], reason: 'read the exporter config, and see it change' },
+  { group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch'],
+    reason: 'read the exporter config, and see it change' },
 ];

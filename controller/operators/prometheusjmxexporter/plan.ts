@@ -33,6 +33,10 @@ export interface Pod extends KubeObject {
   status?: { phase?: string; containerStatuses?: ContainerStatus[] };
 }
 
+/** The fields of a pod a plan reads: all the operator needs the cache to keep of pods. */
+export const podFields = ['spec.containers.name', 'status.phase',
+  ...['name', 'containerID', 'state'].map((field) => `status.containerStatuses.${field}`)];
+
 export type PodPlan =
   | { action: 'skip'; reason: string }
   | { action: 'inject'; container: string; containerID: string }

@@ -14,8 +14,8 @@ import { writeStatusWithConditions, type Condition } from '../../runtime/status.
 import { readAgent } from './agent.ts';
 import { agentOptions, inspectScript, loadAgentScript, parseInspection, writeFileScript } from './container.ts';
 import { permissions } from './permissions.ts';
-import { configDigest, markAnnotations, planPod, recordAnnotations, recordOf, unmarkAnnotations, type InjectionRecord,
-  type Pod, type Wanted } from './plan.ts';
+import { configDigest, markAnnotations, planPod, podFields, recordAnnotations, recordOf, unmarkAnnotations,
+  type InjectionRecord, type Pod, type Wanted } from './plan.ts';
 import { PrometheusJmxExporter, type PrometheusJmxExporterResource, type PrometheusJmxExporterStatus } from './schema.ts';
 
 interface ConfigMap extends KubeObject {
@@ -29,6 +29,8 @@ type Skipped = NonNullable<PrometheusJmxExporterStatus['skippedPods']>[number];
 
 const exporterType = keelsonType(PrometheusJmxExporter);
 const finalizer = 'keelson.dev/jmx-exporter-annotations';
+/** Every pod, since an exporter may select any; of each, what the plan reads. */
+const podView = { keep: podFields };
 
 /** A pod the operator could not give the exporter, for a reason that retrying now would not change. */
 class PodRefusal extends Error {}
@@ -38,13 +40,11 @@ const podRef = (pod: Pod) => ({ ...pod, apiVersion: 'v1', kind: 'Pod' }) as Pod 
 class PrometheusJmxExporterReconciler {
   private readonly exporters;
   private readonly pods;
-  private readonly configMaps;
   private agent: Promise<Buffer> | undefined;
 
   constructor(private readonly ctx: OperatorContext) {
     this.exporters = ctx.cache.informer<PrometheusJmxExporterResource>(exporterType, ctx.namespace, ctx.client);
-    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client);
-    this.configMaps = ctx.cache.informer<ConfigMap>(types.configMaps, ctx.namespace, ctx.client);
+    this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
   }
 
   /** Exporters whose selector matches the pod, and the one that marked it. */
@@ -79,7 +79,7 @@ class PrometheusJmxExporterReconciler {
       { type: 'Ready', status: 'False', reason, message, observedGeneration: generation });
     if (problems.length) return notReady('InvalidSpec', problems.join('; '));
 
-    const config = this.readConfig(exporter.metadata.namespace!, spec);
+    const config = await this.readConfig(exporter.metadata.namespace!, spec);
     if (typeof config !== 'string') {
       await this.ctx.events.record(exporter, 'Warning', config.reason, config.message);
       return notReady(config.reason, config.message);
@@ -148,9 +148,10 @@ class PrometheusJmxExporterReconciler {
     }, ready);
   }
 
-  private readConfig(namespace: string, spec: Spec): string | { reason: string; message: string } {
+  /** Read when needed, not cached: a cache of every ConfigMap's data to use one of them would cost far more. */
+  private async readConfig(namespace: string, spec: Spec): Promise<string | { reason: string; message: string }> {
     const { configMapName, configMapKey } = spec.config;
-    const configMap = this.configMaps.get(keyOf({ namespace, name: configMapName }));
+    const configMap = await this.ctx.client.get<ConfigMap>(types.configMaps, namespace, configMapName);
     if (!configMap) return { reason: 'ConfigMapNotFound', message: `ConfigMap ${configMapName} does not exist` };
     const config = configMap.data?.[configMapKey];
     if (config === undefined) {
@@ -262,8 +263,9 @@ export const prometheusJmxExporterOperator: Operator = {
       name: 'prometheusjmxexporter',
       for: exporterType,
       watches: [
-        { type: types.pods, map: (pod) => reconciler.exportersForPod(pod) },
-        { type: types.configMaps, map: (configMap) => reconciler.exportersForConfigMap(configMap) },
+        { type: types.pods, view: podView, map: (pod) => reconciler.exportersForPod(pod) },
+        // Only which ConfigMap changed is needed to know whom to reconcile: the cache holds their metadata alone.
+        { type: types.configMaps, view: { keep: [] }, map: (configMap) => reconciler.exportersForConfigMap(configMap) },
       ],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
