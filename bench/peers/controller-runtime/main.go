@@ -124,7 +124,7 @@ func main() {
 	var workers int
 	var cachePods bool
 	flag.IntVar(&workers, "max-concurrent-reconciles", 2, "reconciles run at once (Keelson's TDSet runs 2)")
-	flag.BoolVar(&cachePods, "cache-pods", false, "also cache every Pod, as an operator that watches pods would")
+	flag.BoolVar(&cachePods, "cache-pods", false, "also cache every Pod, as a pod-watching operator (PodAlert) would")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -140,10 +140,12 @@ func main() {
 	}
 	// controller-runtime leaves client-side rate limiting off (QPS -1) and relies on the apiserver's fairness, as
 	// Keelson does.
-	// A careful author today drops managedFields from every cached object, as Keelson drops all but its own applies.
+	// A careful author today drops managedFields from every cached object, as Keelson drops all but its own applies,
+	// and keeps of each Pod only what the operator reads, as Keelson's pod-watching operators declare.
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", LeaderElection: false,
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}})
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: keepPodView}}}})
 	if err != nil {
 		log.Error(err, "unable to create manager")
 		os.Exit(1)

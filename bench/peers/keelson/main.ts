@@ -1,15 +1,16 @@
 // Keelson's side of the benchmark: the real controller (flags, manager, TDSet operator) as the image runs it, plus,
-// with --controllers=tdset,podcache, a shared informer on every Pod, as an operator that watches pods would hold.
+// with --controllers=tdset,podcache, a shared informer on every Pod keeping what PodAlert reads of each.
 import type { Operator } from '../../../controller/runtime/manager.ts';
 import { runController } from '../../../controller/runtime/run.ts';
 import { types } from '../../../controller/runtime/resources.ts';
+import { podViewFields } from '../../../controller/operators/podalert/health.ts';
 import { tdsetOperator } from '../../../controller/operators/tdset/reconcile.ts';
 
 const podCache: Operator = {
   name: 'podcache',
   permissions: [{ group: '', resource: 'pods', verbs: ['list', 'watch'], reason: 'hold every Pod in the cache' }],
   setup(ctx) {
-    ctx.cache.informer(types.pods, ctx.namespace, ctx.client);
+    ctx.cache.informer(types.pods, ctx.namespace, ctx.client, { keep: podViewFields });
   },
 };
 
