@@ -23,8 +23,8 @@ export function countRequests(metricsText: string, resources = workloadResources
   return counts;
 }
 
-export async function requestCounts(admin: RestClient): Promise<RequestCounts> {
-  return countRequests(await admin.text({ method: 'GET', path: '/metrics' }));
+export async function requestCounts(admin: RestClient, resources = workloadResources): Promise<RequestCounts> {
+  return countRequests(await admin.text({ method: 'GET', path: '/metrics' }), resources);
 }
 
 export function difference(after: RequestCounts, before: RequestCounts): RequestCounts {

@@ -17,6 +17,8 @@ const peers = join(repoRoot, 'bench/peers');
 
 export interface StartOptions {
   kubeconfig: string;
+  /** Which operator runs: TDSet unless told (the churn scenario runs PodAlert). */
+  operator?: 'tdset' | 'podalert';
   /** Hold every Pod in the controller's cache too (the memory scenario). */
   cachePods: boolean;
   /** Where Keelson writes a V8 CPU profile of each run (`npm run bench -- --profile DIR`). */
@@ -40,9 +42,9 @@ const keelson: Implementation = {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     return `Keelson ${pkg.version} on Node ${process.versions.node}`;
   },
-  start: ({ kubeconfig, cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
+  start: ({ kubeconfig, operator = 'tdset', cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
     ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=tdset${cachePods ? ',podcache' : ''}`,
+    join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),
 };
@@ -59,8 +61,8 @@ const controllerRuntime: Implementation = {
     const { stdout: module } = await run('go', ['list', '-m', '-f', '{{.Version}}', 'sigs.k8s.io/controller-runtime'], { cwd: dir });
     return `controller-runtime ${module.trim()} (${go.trim().replace(/^go version /, '')})`;
   },
-  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('controller-runtime', goPeerBinary,
-    [...(cachePods ? ['--cache-pods'] : [])], { KUBECONFIG: kubeconfig }),
+  start: ({ kubeconfig, operator = 'tdset', cachePods }) => MeasuredProcess.start('controller-runtime', goPeerBinary,
+    [`--controllers=${operator}`, ...(cachePods ? ['--cache-pods'] : [])], { KUBECONFIG: kubeconfig }),
 };
 
 function kopfEnvironment(): string {

@@ -21,6 +21,9 @@ export async function deleteNamespace(admin: RestClient, name: string, timeoutMs
     .then(() => false, (error) => error instanceof ApiError && error.status === 404), { timeoutMs, intervalMs: 1000 });
 }
 
+/** Where the memory, growth and churn cases' pods live. */
+export const podsNamespace = 'bench-pods';
+
 /** `count` pods on the simulated nodes in `namespace`, all Running; made once and shared by every run. */
 export async function ensurePods(admin: RestClient, namespace: string, count: number, nodes: readonly string[],
   log: (message: string) => void): Promise<void> {

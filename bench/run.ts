@@ -2,7 +2,8 @@
 // [--profile DIR]`: starts a local control plane of its own (with kube-controller-manager's Deployment and ReplicaSet
 // controllers off, so no pods follow the Deployments, and its garbage collector off, whose GETs of owners it has not
 // yet seen would be counted as a controller's reads), runs every scenario for Keelson, controller-runtime, kopf and
-// the floor in turn, and writes results.md, chart.svg and results.json.
+// the floor in turn (the churn scenario runs Keelson's PodAlert and a controller-runtime peer of it), and writes
+// results.md, chart.svg and results.json.
 import { cpus, totalmem, release } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -10,11 +11,13 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../controller/runtime/rest.ts';
 import { LocalCluster } from '../test/cluster/cluster.ts';
+import { installSimulationStages } from '../test/cluster/stages.ts';
 import { installCrds } from '../test/support/operator.ts';
 import { repoRoot } from '../test/support/paths.ts';
 import { Floor } from './floor.ts';
 import { controllers } from './implementations.ts';
-import { ensurePods } from './namespaces.ts';
+import { churn } from './churn.ts';
+import { ensurePods, podsNamespace } from './namespaces.ts';
 import { chart, markdown } from './report.ts';
 import { fullSettings, growth, parts, quickSettings, recordGrowthSlopes, repetition, type Bench, type Contender, type Part,
   type Results } from './scenarios.ts';
@@ -51,14 +54,17 @@ try {
     log(`preparing ${implementation.name}`);
     versions.push(await implementation.prepare());
   }
-  if (settings.parts.includes('memory')) await ensurePods(admin, 'bench-pods', settings.pods, cluster.state.nodes, log);
+  if (settings.parts.includes('memory') || settings.parts.includes('churn')) {
+    await ensurePods(admin, podsNamespace, settings.pods, cluster.state.nodes, log);
+  }
+  if (settings.parts.includes('churn')) await installSimulationStages(cluster);
 
   const contenders: Contender[] = [...controllers.map((c) => ({ name: c.name, controller: c })),
     { name: 'floor', floor: new Floor(new RestClient(config, 'keelson-bench-floor')) }]
     .filter((c) => !values.only || values.only.split(',').includes(c.name));
   const results: Results = new Map();
   const notes: string[] = [];
-  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, settings, results, notes, log,
+  const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, nodes: cluster.state.nodes, settings, results, notes, log,
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}) };
   const cpu = cpus();
   const context = {
@@ -78,12 +84,13 @@ try {
     const shift = (rep - 1) % contenders.length;
     for (const who of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
       await repetition(bench, who, rep);
+      if (settings.parts.includes('churn')) await churn(bench, who, rep);
       await save();
     }
   }
   // The growth part last, on one set of pods made larger step by step.
   for (const pods of settings.parts.includes('growth') ? settings.growthPods : []) {
-    await ensurePods(admin, 'bench-pods', pods, cluster.state.nodes, log);
+    await ensurePods(admin, podsNamespace, pods, cluster.state.nodes, log);
     for (let rep = 1; rep <= settings.repetitions; rep++) {
       for (const who of contenders) {
         await growth(bench, who, rep, pods);

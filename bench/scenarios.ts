@@ -19,21 +19,26 @@ export interface Settings {
   pods: number;
   /** The pod counts of the growth part, smallest first: the memory case again at each, on the same growing set. */
   growthPods: number[];
+  /** Pods created per second, crash-looping, for how long, and how long each lives before it is deleted. */
+  churn: { perSecond: number; seconds: number; lifetimeSeconds: number };
   repetitions: number;
   /**
-   * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, and
-   * the memory case at growing pod counts (controllers only; kopf does not fill a cache of 10,000 pods in 10 minutes).
+   * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, the
+   * memory case at growing pod counts, and pod churn under a PodAlert (the last two for controllers but kopf, which
+   * does not fill a cache of 10,000 pods in 10 minutes).
    */
   parts: Part[];
 }
 
-export const parts = ['session', 'bursts', 'memory', 'growth'] as const;
+export const parts = ['session', 'bursts', 'memory', 'growth', 'churn'] as const;
 export type Part = (typeof parts)[number];
 
 export const fullSettings: Settings = { burstSizes: [1000, 5000], steadySeconds: 60, latencyPerSecond: 20,
-  latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000], repetitions: 3, parts: [...parts] };
+  latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000],
+  churn: { perSecond: 5, seconds: 60, lifetimeSeconds: 4 }, repetitions: 3, parts: [...parts] };
 export const quickSettings: Settings = { burstSizes: [100, 300], steadySeconds: 10, latencyPerSecond: 10,
-  latencySeconds: 10, pods: 1000, growthPods: [1000, 2000], repetitions: 2, parts: [...parts] };
+  latencySeconds: 10, pods: 1000, growthPods: [1000, 2000], churn: { perSecond: 5, seconds: 10, lifetimeSeconds: 4 },
+  repetitions: 2, parts: [...parts] };
 
 /** metric → implementation → one value per repetition. */
 export type Results = Map<string, Map<string, number[]>>;
@@ -54,6 +59,8 @@ export interface Contender {
 export interface Bench {
   admin: RestClient;
   kubeconfig: string;
+  /** The simulated nodes pods are bound to. */
+  nodes: readonly string[];
   settings: Settings;
   results: Results;
   /** Where the Keelson process writes its CPU profiles, if anywhere. */

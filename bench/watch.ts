@@ -2,7 +2,7 @@
 // cache. Every event is timestamped on arrival. When the apiserver ends the stream it is opened again from the
 // last resourceVersion seen (or afresh, replaying current state, when that is too old), so nothing is missed.
 import { createInterface } from 'node:readline';
-import type { RestClient } from '../controller/runtime/rest.ts';
+import type { Query, RestClient } from '../controller/runtime/rest.ts';
 import type { KubeObject } from '../controller/runtime/resources.ts';
 import { retrying } from './retrying.ts';
 
@@ -13,12 +13,12 @@ export interface Watch {
 }
 
 export async function watch<T extends KubeObject>(client: RestClient, path: string, onEvent: WatchHandler<T>,
-  onReopen: (why: string) => void = () => undefined): Promise<Watch> {
+  onReopen: (why: string) => void = () => undefined, filter: Query = {}): Promise<Watch> {
   const abort = new AbortController();
   let resourceVersion: string | undefined;
   const open = async (): Promise<void> => {
     const res = await retrying(() => client.open({ method: 'GET', path, signal: abort.signal,
-      query: { watch: 1, ...(resourceVersion ? { resourceVersion } : {}) } }));
+      query: { ...filter, watch: 1, ...(resourceVersion ? { resourceVersion } : {}) } }));
     const lines = createInterface({ input: res });
     lines.on('line', (line) => {
       const event = JSON.parse(line) as { type: string; object: T & { code?: number } };

@@ -123,7 +123,9 @@ func (r *TDSetReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error 
 func main() {
 	var workers int
 	var cachePods bool
-	flag.IntVar(&workers, "max-concurrent-reconciles", 2, "reconciles run at once (Keelson's TDSet runs 2)")
+	var controllers string
+	flag.IntVar(&workers, "max-concurrent-reconciles", 2, "reconciles run at once (Keelson's TDSet and PodAlert run 2)")
+	flag.StringVar(&controllers, "controllers", "tdset", "tdset or podalert")
 	flag.BoolVar(&cachePods, "cache-pods", false, "also cache every Pod, as a pod-watching operator (PodAlert) would")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -150,9 +152,19 @@ func main() {
 		log.Error(err, "unable to create manager")
 		os.Exit(1)
 	}
-	reconciler := &TDSetReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorderFor("tdset-controller")}
-	if err := reconciler.SetupWithManager(mgr, workers); err != nil {
-		log.Error(err, "unable to create controller")
+	var setup error
+	switch controllers {
+	case "tdset":
+		setup = (&TDSetReconciler{Client: mgr.GetClient(), Scheme: scheme,
+			Recorder: mgr.GetEventRecorderFor("tdset-controller")}).SetupWithManager(mgr, workers)
+	case "podalert":
+		setup = (&PodAlertReconciler{Client: mgr.GetClient(),
+			Recorder: mgr.GetEventRecorderFor("podalert-controller")}).SetupWithManager(mgr, workers)
+	default:
+		setup = fmt.Errorf("--controllers: %q is neither tdset nor podalert", controllers)
+	}
+	if setup != nil {
+		log.Error(setup, "unable to create controller")
 		os.Exit(1)
 	}
 	if cachePods {

@@ -90,7 +90,7 @@ func (in *TDSetList) DeepCopyObject() runtime.Object {
 }
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(groupVersion, &TDSet{}, &TDSetList{})
+	scheme.AddKnownTypes(groupVersion, &TDSet{}, &TDSetList{}, &PodAlert{}, &PodAlertList{})
 	metav1.AddToGroupVersion(scheme, groupVersion)
 	return nil
 }

@@ -1,9 +1,10 @@
-// Keelson's side of the benchmark: the real controller (flags, manager, TDSet operator) as the image runs it, plus,
-// with --controllers=tdset,podcache, a shared informer on every Pod keeping what PodAlert reads of each.
+// Keelson's side of the benchmark: the real controller (flags, manager, TDSet and PodAlert operators) as the image
+// runs it, plus, with --controllers=tdset,podcache, a shared informer on every Pod keeping what PodAlert reads of each.
 import type { Operator } from '../../../controller/runtime/manager.ts';
 import { runController } from '../../../controller/runtime/run.ts';
 import { types } from '../../../controller/runtime/resources.ts';
 import { podViewFields } from '../../../controller/operators/podalert/health.ts';
+import { podAlertOperator } from '../../../controller/operators/podalert/reconcile.ts';
 import { tdsetOperator } from '../../../controller/operators/tdset/reconcile.ts';
 
 const podCache: Operator = {
@@ -14,4 +15,4 @@ const podCache: Operator = {
   },
 };
 
-process.exitCode = await runController(process.argv.slice(2), process.env, [tdsetOperator, podCache]);
+process.exitCode = await runController(process.argv.slice(2), process.env, [tdsetOperator, podAlertOperator, podCache]);
