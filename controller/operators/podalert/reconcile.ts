@@ -79,9 +79,6 @@ class PodAlertReconciler {
     const isNew = (a: Alert) => !previousAlerts.some((p) => p.pod === a.pod) && (noneUnlisted || crossedSince(a));
     const fresh = alerts.filter(isNew);
     const resolved = previousAlerts.filter((p) => !unhealthy.has(p.pod));
-    for (const alert of fresh) await this.ctx.events.record(podAlert, 'Warning', 'Unhealthy', this.text(podAlert, alert));
-    for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
-    if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
 
     const incoming: Notification[] = [
       ...fresh.map((a) => ({ event: 'alert' as const, pod: a.pod, text: this.text(podAlert, a), reason: a.reason, since: a.since })),
@@ -110,6 +107,10 @@ class PodAlertReconciler {
     // The messages are in status before any is sent: a restart then neither loses nor repeats one.
     let { written, object } = await this.write(podAlert, status, now);
     this.unhealthy.set({ namespace: request.namespace!, name: request.name }, unhealthy.size);
+    // Events follow the status they tell of: a write that fails (a conflict) records none, and its retry records once.
+    for (const alert of fresh) await this.ctx.events.record(podAlert, 'Warning', 'Unhealthy', this.text(podAlert, alert));
+    for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
+    if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
 
     let retryMs = Infinity;
     const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
