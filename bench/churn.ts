@@ -65,7 +65,8 @@ export async function churn(bench: Bench, who: Contender, rep: number): Promise<
     spec: { alerts: { checkRunningPods: true }, selector: { matchLabels: { app: 'bench' } }, gracePeriodSeconds: 0,
       logLines: 0 } } });
   const started = performance.now();
-  const controller = implementation.start({ kubeconfig: bench.kubeconfig, operator: 'podalert', cachePods: false });
+  const controller = implementation.start({ kubeconfig: bench.kubeconfig, operator: 'podalert', cachePods: false,
+    profileDir: bench.profileDir });
   const changes: Promise<unknown>[] = [];
   try {
     await waitFor('a first status', () => evaluated, { timeoutMs: 10 * 60_000, intervalMs: 100 });

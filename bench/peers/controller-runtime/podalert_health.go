@@ -68,15 +68,22 @@ func troubleOf(pod *corev1.Pod, now time.Time) *trouble {
 	if phase == "" {
 		phase = string(corev1.PodPending)
 	}
-	created := pod.CreationTimestamp.Time
 	statuses := append(append([]corev1.ContainerStatus(nil), status.InitContainerStatuses...), status.ContainerStatuses...)
-	t := &trouble{phase: phase, since: created}
 	var first *corev1.ContainerStatus
 	for i, c := range statuses {
-		t.containers = append(t.containers, report(c))
-		if first == nil && ((!c.Ready && !completed(c)) || c.State.Waiting != nil || restartedLately(c, now)) {
+		if (!c.Ready && !completed(c)) || c.State.Waiting != nil || restartedLately(c, now) {
 			first = &statuses[i]
+			break
 		}
+	}
+	// Most pods run well: every reconcile judges each of them, so those are passed before anything is built.
+	if status.Phase == corev1.PodRunning && first == nil {
+		return nil
+	}
+	created := pod.CreationTimestamp.Time
+	t := &trouble{phase: phase, since: created}
+	for _, c := range statuses {
+		t.containers = append(t.containers, report(c))
 	}
 	var waiting *corev1.ContainerStateWaiting
 	if first != nil {

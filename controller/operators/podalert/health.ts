@@ -84,12 +84,13 @@ export function trouble(pod: PodView, now = new Date()): Trouble | undefined {
   const status = pod.status ?? {};
   const phase = status.phase ?? 'Pending';
   if (phase === 'Succeeded') return undefined;
-  const created = date(pod.metadata.creationTimestamp, new Date(0));
   const statuses = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
-  const containers = statuses.map(report);
   // A completed init container is terminated and not ready: only a running or waiting one can be failing.
-  const failing = statuses.filter((c) => (!c.ready && !isCompleted(c)) || c.state?.waiting || restartedLately(c, now));
-  const first = failing[0];
+  const first = statuses.find((c) => (!c.ready && !isCompleted(c)) || c.state?.waiting || restartedLately(c, now));
+  // Most pods run well: every reconcile judges each of them, so those are passed before anything is built.
+  if (phase === 'Running' && !first) return undefined;
+  const created = date(pod.metadata.creationTimestamp, new Date(0));
+  const containers = statuses.map(report);
   const waiting = first?.state?.waiting;
   const condition = (type: string) => status.conditions?.find((c) => c.type === type);
   const previousLog = Boolean(first && (waiting?.reason === 'CrashLoopBackOff' ||
