@@ -20,6 +20,6 @@ it('sums self time by package and by function, leaving idle time out', () => {
   const times = selfTimes([profile, profile]);
   assert.equal(times.totalMs, 16);
   assert.deepEqual(Object.fromEntries(times.byPackage),
-    { '@scope/lib': 4, keelson: 8, '(garbage collector)': 1, 'node internals': 1, native: 2 });
+    { '@scope/lib': 4, keelson: 8, '(garbage collector)': 1, 'node:net': 1, native: 2 });
   assert.equal(times.byFunction.get('reconcile controller/operators/x.js:10'), 8);
 });

@@ -1,5 +1,5 @@
 // `node build/bench/profile.js DIR [N]`: where the CPU went in the V8 profiles `npm run bench -- --profile DIR`
-// wrote, as self time by package (or Keelson's own code, Node's internals, the garbage collector) and by function.
+// wrote, as self time by package (or Keelson's own code, Node's modules, the garbage collector) and by function.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +17,11 @@ export interface SelfTimes {
   byFunction: Map<string, number>;
 }
 
-/** Where a function's code lives: a package, Keelson, Node itself, native code, or what V8 names it (GC, program). */
+/** Where a function's code lives: a package, Keelson, a module of Node's, native code, or what V8 names it (GC). */
 function ownerOf(url: string, functionName: string): string {
   const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (module) return module[1]!;
-  if (url.startsWith('node:')) return 'node internals';
+  if (url.startsWith('node:')) return url;
   if (url.includes('/build/')) return 'keelson';
   if (url) return 'other';
   return functionName.startsWith('(') ? functionName : 'native';
@@ -59,5 +59,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile);
   const times = selfTimes(profiles);
   console.log(`${profiles.length} profiles, ${times.totalMs.toFixed(0)} ms on CPU\n\nby package:\n` +
-    `${table(times.byPackage, times.totalMs, 12)}\n\nby function:\n${table(times.byFunction, times.totalMs, Number(rows))}`);
+    `${table(times.byPackage, times.totalMs, 20)}\n\nby function:\n${table(times.byFunction, times.totalMs, Number(rows))}`);
 }
