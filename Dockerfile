@@ -10,8 +10,10 @@ COPY tsconfig.json ./
 COPY controller ./controller
 COPY charts ./charts
 COPY imports ./imports
+COPY images ./images
 COPY test ./test
-RUN npx tsc -p tsconfig.json
+# Tests, and modules that import from outside the controller tree (smoke tests, `npm start`, samples), stay out.
+RUN npx tsc -p tsconfig.json && node build/images/controller-tree.js build/controller
 RUN node build/controller/operators/prometheusjmxexporter/fetch-agent.js /opt/keelson/jmx_prometheus_javaagent.jar
 
 FROM node:24.9.0-bookworm-slim

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { KeelsonCrds } from './crds.ts';
 import { KeelsonInstall } from './install.ts';
-import { Samples } from './samples.ts';
+import { loadSamples, Samples } from './samples.ts';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -20,5 +20,5 @@ install.addDependency(crds);
 app.synth();
 
 const samples = new App({ outdir: join(outdir, 'samples') });
-new Samples(samples, 'keelson-samples', { namespace: 'default' });
+new Samples(samples, 'keelson-samples', { namespace: 'default', samples: await loadSamples() });
 samples.synth();

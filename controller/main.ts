@@ -1,5 +1,5 @@
 // The operator's entry point, in the image and under `npm run controller`.
-import { operators } from './operators/registry.ts';
+import { loadOperators } from './operators/catalog.ts';
 import { runController } from './runtime/run.ts';
 
-process.exitCode = await runController(process.argv.slice(2), process.env, operators);
+process.exitCode = await runController(process.argv.slice(2), process.env, await loadOperators());

@@ -4,9 +4,8 @@
 // carries) is fetched into the user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
 import { crdName, customResourceDefinition } from './api/kind.ts';
-import { kinds } from './operators/catalog.ts';
+import { kinds, loadOperators } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
-import { operators } from './operators/registry.ts';
 import { loadKubeConfig } from './runtime/kubeconfig.ts';
 import { RestClient } from './runtime/rest.ts';
 import { runController } from './runtime/run.ts';
@@ -55,6 +54,6 @@ if (!kubeconfig) {
 await applyCrds(kubeconfig);
 console.error(`JMX exporter agent: ${await fetchAgent()}`);
 const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
-  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, operators);
+  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, await loadOperators());
 await stopCluster?.();
 process.exit(code);

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { realNodeUnsupported } from '../test/cluster/node/host.ts';
 import { repoRoot } from '../test/support/paths.ts';
+import { relativeImports, removeOutsiders } from './controller-tree.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { buildImage, normalizedReference } from './oci.ts';
 import { controllerImage } from './recipes.ts';
@@ -23,6 +24,38 @@ describe('the Dockerfile', () => {
       'build/controller/main.js']);
     assert.deepEqual(dockerfile.exposedPorts, [8080, 8081]);
     assert.equal(dockerfile.env?.NODE_ENV, 'production');
+  });
+});
+
+describe('the controller tree the image ships', () => {
+  it('reads imports, static and dynamic, as the compiler writes them', () => {
+    const source = `import { a } from './a.js';\nexport * from "../b.js";\nimport fs from 'node:fs';\n` +
+      `const m = await import('../../test/c.js');\n// from './comment.js'\nconst text = 'import x from "./d.js"';\n`;
+    assert.deepEqual(relativeImports(source), { static: ['./a.js', '../b.js'], dynamic: ['../../test/c.js'] });
+  });
+
+  it('leaves out tests, smoke tests, samples and `npm start`, and what it keeps loads only what it keeps', async () => {
+    const tree = await mkdtemp(join(tmpdir(), 'keelson-controller-tree-'));
+    try {
+      await cp(join(repoRoot, 'build/controller'), tree, { recursive: true });
+      const removed = await removeOutsiders(tree);
+      for (const file of ['start.js', 'start.js.map', 'runtime/informer.test.js', 'operators/tdset/smoke.js',
+        'operators/tdset/sample.js', 'operators/podalert/health.test.js']) {
+        assert.ok(removed.includes(file), `${file} is still in the image`);
+      }
+      const kept = (await readdir(tree, { recursive: true })).filter((f) => f.endsWith('.js'));
+      for (const file of ['main.js', 'operators/catalog.js', 'operators/tdset/reconcile.js', 'runtime/manager.js']) {
+        assert.ok(kept.includes(file), `${file} is missing from the image`);
+      }
+      for (const file of kept) {
+        for (const specifier of relativeImports(await readFile(join(tree, file), 'utf8')).static) {
+          const target = resolve(dirname(join(tree, file)), specifier).slice(tree.length + 1);
+          assert.ok(kept.includes(target), `${file} imports ${specifier}, which the image does not carry`);
+        }
+      }
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmx
 import { repoRoot } from '../test/support/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
+import { removeOutsiders } from './controller-tree.ts';
 
 const run = promisify(execFile);
 const path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -43,6 +44,7 @@ export async function controllerImage(): Promise<ImageRecipe> {
       await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
         { cwd: app, timeout: 10 * 60_000 });
       await cp(compiled, join(app, 'build/controller'), { recursive: true });
+      await removeOutsiders(join(app, 'build/controller'));
       const jar = dockerfile.env!.KEELSON_JMX_EXPORTER_AGENT!;
       await mkdir(join(root, jar, '..'), { recursive: true });
       await copyFile(await fetchAgent(), join(root, jar));
@@ -148,7 +150,7 @@ export const javaAppImage: ImageRecipe = {
     entrypoint: ['java', '-cp', '/app', 'App'], exposedPorts: [8080] },
 };
 
-/** The stand-ins the samples name (charts/samples.ts), which `npm start` loads into the local cluster's node. */
+/** The stand-ins the samples name (controller/api/samples.ts), which `npm start` loads into the local cluster's node. */
 export const sampleImageRecipes: ImageRecipe[] = [helloWorldImage, toolsImage, postgresImage, javaAppImage];
 
 /** Every image `npm run image` builds, by name. */

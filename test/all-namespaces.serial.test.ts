@@ -10,7 +10,6 @@ import { controllerName } from '../charts/install.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import type { ControllerProcess } from './support/controller-process.ts';
 import { installCrds, startOperator } from './support/operator.ts';
-import { smokeTests } from './support/smoke.ts';
 
 const cluster = testCluster();
 let scratch: string;
@@ -32,11 +31,11 @@ after(async () => {
 });
 
 describe('one controller watching every namespace, as the default install runs it', () => {
-  for (const { name } of catalog) {
+  for (const { name, smoke } of catalog) {
     it(`does ${name}'s whole job in a namespace of its own`, async () => {
       const { name: namespace, cleanup } = await freshNamespace(cluster, `all-${name}`);
       cleanups.push(cleanup);
-      await smokeTests[name]!(cluster, namespace, 90_000);
+      await (await smoke())(cluster, namespace, 90_000);
     });
   }
 });

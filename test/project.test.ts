@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { repoRoot } from './support/paths.ts';
 
 it('runs tests, the operator image and the engines field on one Node major', async () => {
@@ -23,4 +24,11 @@ it('puts the pinned exporter agent in the operator image where the controller lo
   const env = /^ENV KEELSON_JMX_EXPORTER_AGENT=(\S+)$/m.exec(dockerfile)?.[1];
   assert.equal(env, fetched[2]);
   assert.match(dockerfile, new RegExp(`^COPY --from=build ${env} ${env}$`, 'm'));
+});
+
+it('names every operator of the catalog in README: the API table and the --controllers default', async () => {
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const table = [...readme.matchAll(/^\| (\w+) \| `(\w+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`);
+  assert.deepEqual(table, catalog.map((e) => `${e.kind.kind} ${e.kind.shortNames[0]}`));
+  assert.equal(/^\| `--controllers` .*\(default all: ([\w, ]+)\)/m.exec(readme)?.[1], operatorNames.join(', '));
 });

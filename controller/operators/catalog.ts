@@ -1,35 +1,38 @@
-// The API's kinds, and every operator the controller runs by the name --controllers takes, with what the install
-// needs of it: its kind and its permissions. Charts read this; it imports nothing that runs.
+// Every operator the controller runs, by the name --controllers takes, in the order the install lists them. An
+// operator is one folder with an entry.ts, and one line here. Charts read this: loading it loads no operator's code.
+import type { LocalCluster } from '../../test/cluster/cluster.ts';
 import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
-import { PodAlert } from './podalert/schema.ts';
-import { permissions as podAlertPermissions } from './podalert/permissions.ts';
-import { PodBuggerTool } from './podbuggertool/schema.ts';
-import { permissions as podBuggerToolPermissions } from './podbuggertool/permissions.ts';
-import { PostgresCluster } from './postgrescluster/schema.ts';
-import { permissions as postgresClusterPermissions } from './postgrescluster/permissions.ts';
-import { PrometheusJmxExporter } from './prometheusjmxexporter/schema.ts';
-import { permissions as prometheusJmxExporterPermissions } from './prometheusjmxexporter/permissions.ts';
-import { TDSet } from './tdset/schema.ts';
-import { permissions as tdsetPermissions } from './tdset/permissions.ts';
+import type { SampleWriter } from '../api/samples.ts';
+import type { Operator } from '../runtime/manager.ts';
+import { podAlert } from './podalert/entry.ts';
+import { podBuggerTool } from './podbuggertool/entry.ts';
+import { postgresCluster } from './postgrescluster/entry.ts';
+import { prometheusJmxExporter } from './prometheusjmxexporter/entry.ts';
+import { tdset } from './tdset/entry.ts';
 
-/** Every kind of keelson.dev/v1alpha1; each has a CRD in the install. */
-export const kinds: readonly KindDefinition<any, any>[] = [TDSet, PodBuggerTool, PodAlert, PostgresCluster, PrometheusJmxExporter];
+/** The shortest run that touches every permission an operator declares, in a namespace of its own. */
+export type SmokeTest = (cluster: LocalCluster, namespace: string, timeoutMs: number) => Promise<void>;
 
 export interface CatalogEntry {
   /** The name --controllers takes. */
   name: string;
   kind: KindDefinition<any, any>;
   permissions: Permission[];
+  /** Its code, loaded where it runs. */
+  operator(): Promise<Operator>;
+  /** Its example in dist/samples/, with the workloads it acts on. */
+  sample(): Promise<SampleWriter>;
+  /** Test code, never in the image: proves the synthesized RBAC both enough and no more than needed. */
+  smoke(): Promise<SmokeTest>;
 }
 
-/** The operators the controller runs; controller/operators/registry.ts holds their code under the same names. */
-export const catalog: readonly CatalogEntry[] = [
-  { name: 'tdset', kind: TDSet, permissions: tdsetPermissions },
-  { name: 'podbuggertool', kind: PodBuggerTool, permissions: podBuggerToolPermissions },
-  { name: 'podalert', kind: PodAlert, permissions: podAlertPermissions },
-  { name: 'postgrescluster', kind: PostgresCluster, permissions: postgresClusterPermissions },
-  { name: 'prometheusjmxexporter', kind: PrometheusJmxExporter, permissions: prometheusJmxExporterPermissions },
-];
+export const catalog: readonly CatalogEntry[] = [tdset, podBuggerTool, podAlert, postgresCluster, prometheusJmxExporter];
+
+/** Every kind of keelson.dev/v1alpha1; each has a CRD in the install. */
+export const kinds = catalog.map((entry) => entry.kind);
 
 export const operatorNames = catalog.map((entry) => entry.name);
+
+/** The code of every operator in the catalog, in its order. */
+export const loadOperators = (): Promise<Operator[]> => Promise.all(catalog.map((entry) => entry.operator()));

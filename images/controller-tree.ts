@@ -1,0 +1,40 @@
+// The operator image ships the compiled controller tree as a closed whole. Tests stay out, and so does every module
+// that imports from outside the tree: smoke tests and `npm start` reach into test/, samples into imports/. The image
+// never loads them; the recipe here and the Dockerfile both remove them with this.
+// `node build/images/controller-tree.js DIR` removes them from DIR.
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The relative specifiers of a compiled module's imports, static and dynamic. */
+export function relativeImports(source: string): { static: string[]; dynamic: string[] } {
+  const of = (pattern: RegExp) => [...source.matchAll(pattern)].map((m) => m[1]!).filter((s) => s.startsWith('.'));
+  return { static: of(/^\s*(?:import|export)\b[^'"()]*?\bfrom\s*['"]([^'"]+)['"]/gm),
+    dynamic: of(/\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g) };
+}
+
+/** Whether a file under `dir` stays out of the image (a source map goes with its module). */
+export async function staysOut(dir: string, path: string): Promise<boolean> {
+  const module = path.replace(/\.map$/, '');
+  if (module.endsWith('.test.js')) return true;
+  if (!module.endsWith('.js')) return false;
+  const { static: eager, dynamic } = relativeImports(await readFile(module, 'utf8'));
+  return [...eager, ...dynamic].some((specifier) => !resolve(dirname(module), specifier).startsWith(dir + sep));
+}
+
+/** Removes what stays out of the image from `dir`; returns its paths, relative to `dir`. */
+export async function removeOutsiders(dir: string): Promise<string[]> {
+  const root = resolve(dir);
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const paths = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  const out = (await Promise.all(paths.map(async (path) => (await staysOut(root, path)) ? path : undefined)))
+    .filter((path) => path !== undefined);
+  await Promise.all(out.map((path) => rm(path)));
+  return out.map((path) => path.slice(root.length + 1)).sort();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [dir] = process.argv.slice(2);
+  if (!dir) throw new Error('usage: node build/images/controller-tree.js DIR');
+  console.log(`left ${(await removeOutsiders(dir)).length} files of tests, smoke tests and samples out of ${dir}`);
+}
