@@ -3,6 +3,7 @@
 // each pod change, as the benchmark's own watch sees it, to the PodAlert status showing it; the controller's CPU, the
 // status and Event writes it made, and its peak resident set.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Pod } from '../controller/runtime/core.ts';
 import type { RestClient } from '../controller/runtime/rest.ts';
 import { keelsonType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
 import { PodAlert } from '../controller/operators/podalert/schema.ts';
@@ -17,15 +18,11 @@ import { watch } from './watch.ts';
 
 const podAlertType = keelsonType(PodAlert);
 
-interface WatchedPod extends KubeObject {
-  status?: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] };
-}
-
 interface WatchedPodAlert extends KubeObject {
   status?: { lastEvaluationTime?: string; alerts?: { pod: string }[] };
 }
 
-const crashLooping = (pod: WatchedPod) =>
+const crashLooping = (pod: Pod) =>
   pod.status?.containerStatuses?.some((c) => c.state?.waiting?.reason === 'CrashLoopBackOff') ?? false;
 
 function churnPod(name: string, run: string, node: string): object {
@@ -50,7 +47,7 @@ export async function churn(bench: Bench, who: Contender, rep: number): Promise<
   const ledger = new ChurnLedger();
   let evaluated = false;
   const watches = [
-    await watch<WatchedPod>(admin, pathOf(types.pods, podsNamespace), (type, pod, at) => {
+    await watch<Pod>(admin, pathOf(types.pods, podsNamespace), (type, pod, at) => {
       if (type === 'DELETED' || pod.metadata.deletionTimestamp) ledger.podGone(pod.metadata.name, at);
       else if (crashLooping(pod)) ledger.podUnhealthy(pod.metadata.name, at);
     }, bench.log, { labelSelector: `churn=${run}` }),

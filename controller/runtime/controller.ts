@@ -6,6 +6,7 @@ import { withSignal } from './abort.ts';
 import type { Cache } from './cache.ts';
 import type { CacheView } from './informer.ts';
 import type { Client } from './client.ts';
+import { requestOf } from './mappers.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue, type BackoffOptions } from './queue.ts';
 import { ApiError } from './rest.ts';
@@ -86,7 +87,7 @@ export class Controller {
         deleted: (o) => enqueue(map(o)),
       });
     };
-    on(this.spec.for, (o) => [{ namespace: o.metadata.namespace, name: o.metadata.name }]);
+    on(this.spec.for, (o) => [requestOf(o)]);
     const ownerApiVersion = apiVersionOf(this.spec.for);
     for (const owned of this.spec.owns ?? []) {
       const { type, view } = 'type' in owned ? owned : { type: owned, view: undefined };

@@ -3,35 +3,11 @@
 // failure less than a minute ago (a crash loop runs for moments between its back-offs: that is no recovery).
 // Succeeded pods (finished Jobs) and pods being deleted are not. Init containers come first: one that crashes is the
 // story.
+import type { ContainerStatus, Pod } from '../../runtime/core.ts';
 import { clip } from './budget.ts';
 
-interface ContainerState {
-  waiting?: { reason?: string; message?: string };
-  running?: { startedAt?: string };
-  terminated?: { reason?: string; message?: string; exitCode?: number; finishedAt?: string };
-}
-
-export interface ContainerStatus {
-  name: string;
-  ready?: boolean;
-  restartCount?: number;
-  state?: ContainerState;
-  lastState?: ContainerState;
-}
-
-export interface PodCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-}
-
-export interface PodView {
-  metadata: { name: string; namespace?: string; creationTimestamp?: string; deletionTimestamp?: string };
-  status?: { phase?: string; reason?: string; message?: string; conditions?: PodCondition[];
-    initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] };
-}
+/** What of a pod the health rules read. */
+export type PodView = Pick<Pod, 'metadata' | 'status'>;
 
 /** The fields of a pod a PodView reads: all that PodAlert needs the cache to keep of pods. */
 export const podViewFields = ['status.phase', 'status.reason', 'status.message', 'status.conditions',
@@ -62,7 +38,7 @@ export interface Trouble {
 function report(status: ContainerStatus): ContainerReport {
   const [state, detail] = Object.entries(status.state ?? {})[0] ?? ['unknown', {}];
   const { reason, message } = detail as { reason?: string; message?: string };
-  return { name: status.name, state, ready: status.ready ?? false, restartCount: status.restartCount ?? 0,
+  return { name: status.name ?? '', state, ready: status.ready ?? false, restartCount: status.restartCount ?? 0,
     ...(reason ? { reason } : {}), ...(message ? { message: clip(message, 4096) } : {}) };
 }
 

@@ -6,14 +6,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { clip, fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
-import { alertText, podViewFields, trouble, type PodView, type Trouble } from './health.ts';
+import { alertText, podViewFields, trouble, type Trouble } from './health.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { deliver } from './delivery.ts';
@@ -21,7 +23,6 @@ import { parseDestinations, type DestinationPolicy } from './destination.ts';
 import { droppedText, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
-type Pod = KubeObject & PodView;
 type Resource = PodAlertResource & Owner;
 
 const podAlertType = keelsonType(PodAlert);
@@ -47,9 +48,7 @@ class PodAlertReconciler {
 
   /** The PodAlerts in the pod's namespace that watch it. */
   podAlertsFor(pod: KubeObject): Request[] {
-    return this.podAlerts.listNamespace(pod.metadata.namespace)
-      .filter((a) => matches(a.spec.selector ?? {}, pod.metadata.labels))
-      .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+    return primariesSelecting(this.podAlerts, pod, (a) => a.spec.selector ?? {});
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {

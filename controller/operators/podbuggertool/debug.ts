@@ -1,5 +1,6 @@
 // The debug container a PodBuggerTool adds: its name, its security profile, and which pods it goes to.
 import { createHash } from 'node:crypto';
+import type { EphemeralContainer } from '../../runtime/core.ts';
 import type { LabelSelector } from '../../runtime/selectors.ts';
 import type { PodBuggerToolSpec } from './schema.ts';
 
@@ -50,7 +51,7 @@ export function securityContextFor(profile: PodBuggerToolSpec['profile']): Secur
 /** Marks a debug container with the tool that added it, so each tool adds one per pod whatever its spec becomes. */
 export const markerVariable = 'KEELSON_PODBUGGERTOOL';
 
-export function debugContainer(tool: string, spec: PodBuggerToolSpec, target: string): Record<string, unknown> {
+export function debugContainer(tool: string, spec: PodBuggerToolSpec, target: string): EphemeralContainer {
   const securityContext = securityContextFor(spec.profile);
   return {
     name: containerName(tool, spec.image),

@@ -2,26 +2,18 @@
 // appended through pods/ephemeralcontainers (ephemeral containers can be neither changed nor removed). Pods not
 // ready yet are left until their next change; a pod recreated under the same name is a new pod and gets one too.
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
+import type { EphemeralContainer, Pod } from '../../runtime/core.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, types, type KubeObject } from '../../runtime/resources.ts';
 import { timestamp, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
+import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { containerName, debugContainer, markerVariable, refusalOf, selectorOf } from './debug.ts';
 import { permissions } from './permissions.ts';
 import { PodBuggerTool, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
-
-interface Container {
-  name: string;
-  env?: { name: string; value?: string }[];
-}
-
-interface Pod extends KubeObject {
-  spec: { containers: Container[]; ephemeralContainers?: Container[] };
-  status?: { phase?: string; conditions?: { type: string; status: string }[] };
-}
 
 const toolType = keelsonType(PodBuggerTool);
 /**
@@ -38,7 +30,7 @@ function runningAndReady(pod: Pod): boolean {
 
 /** Whether the pod already carries this tool's container, under any spec the tool has had. */
 function carries(pod: Pod, tool: string, name: string): boolean {
-  return (pod.spec.ephemeralContainers ?? []).some((c) => c.name === name ||
+  return (pod.spec?.ephemeralContainers ?? []).some((c) => c.name === name ||
     (c.env ?? []).some((e) => e.name === markerVariable && e.value === tool));
 }
 
@@ -53,9 +45,7 @@ class PodBuggerToolReconciler {
 
   /** The tools in the pod's own namespace whose selector matches it. */
   toolsFor(pod: KubeObject): Request[] {
-    return this.tools.listNamespace(pod.metadata.namespace)
-      .filter((t) => matches(selectorOf(t.spec), pod.metadata.labels))
-      .map((t) => ({ namespace: t.metadata.namespace, name: t.metadata.name }));
+    return primariesSelecting(this.tools, pod, (t) => selectorOf(t.spec));
   }
 
   async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
@@ -82,8 +72,9 @@ class PodBuggerToolReconciler {
         waiting++;
         continue;
       }
-      const target = spec.targetContainerName ?? pod.spec.containers[0]!.name;
-      const refusal = pod.spec.containers.some((c) => c.name === target)
+      const containers = pod.spec?.containers ?? [];
+      const target = spec.targetContainerName ?? containers[0]?.name;
+      const refusal = target && containers.some((c) => c.name === target)
         ? await this.inject(pod, debugContainer(tool.metadata.name, spec, target))
         : `it has no container named ${target}`;
       const podRef = { ...pod, apiVersion: 'v1', kind: 'Pod' } as Pod & Owner;
@@ -119,10 +110,10 @@ class PodBuggerToolReconciler {
   }
 
   /** Appends the container; resolves with the apiserver's reason if it refused, or undefined. Transient errors retry. */
-  private async inject(pod: Pod, container: Record<string, unknown>): Promise<string | undefined> {
+  private async inject(pod: Pod, container: EphemeralContainer): Promise<string | undefined> {
     try {
       await this.ctx.client.update(types.pods, { ...pod, spec: { ...pod.spec,
-        ephemeralContainers: [...(pod.spec.ephemeralContainers ?? []), container as unknown as Container] } }, 'ephemeralcontainers');
+        ephemeralContainers: [...(pod.spec?.ephemeralContainers ?? []), container] } }, 'ephemeralcontainers');
       return undefined;
     } catch (error) {
       const refusal = error instanceof ApiError ? refusalOf(error) : undefined;

@@ -4,6 +4,7 @@
 // read-write Service, which follows the role label: a promotion takes the Lease, promotes, then relabels.
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { applyIfChanged, isControlledBy } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
@@ -17,15 +18,11 @@ import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, lease, memberClaim, memberLabel, memberPod,
   names, roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
-import { bestCandidate, currentPrimary, leaseDurationMs, majorOf, nextStep, type Member, type Observed, type Role,
-  type Step } from './plan.ts';
+import { bestCandidate, currentPrimary, leaseDurationMs, majorOf, nextStep, type Member, type MemberPod, type Observed,
+  type Role, type Step } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
-interface Pod extends KubeObject {
-  status?: { phase?: MemberPodPhase; conditions?: { type: string; status: string }[] };
-}
-type MemberPodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 interface CronJob extends KubeObject {
   status?: { lastSuccessfulTime?: string };
 }
@@ -209,7 +206,7 @@ class PostgresClusterReconciler {
       const name = claim.metadata.name;
       const pod = pods.find((p) => p.metadata.name === name);
       return { name, index: indexOf(name), claim: true, ...(pod ? { pod: {
-        phase: pod.status?.phase ?? 'Pending', ready: ready(pod), role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
+        phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod), role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
         version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
     });
     const lost = findCondition(cluster.status?.conditions as Condition[] | undefined, 'PrimaryAvailable');

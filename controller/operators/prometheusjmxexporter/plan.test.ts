@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { agentOptions, parseInspection } from './container.ts';
-import { configDigest, markAnnotations, planPod, type InjectionRecord, type Pod } from './plan.ts';
+import type { Pod } from '../../runtime/core.ts';
+import { configDigest, markAnnotations, planPod, type InjectionRecord } from './plan.ts';
 
 const config = 'rules:\n- pattern: ".*"\n';
 const wanted = { exporter: 'orders', port: 9404, config };

@@ -3,6 +3,7 @@
 // claimed it and is attaching; or why it was refused. The record lives on the pod, so a new pod (a new uid) or a
 // restarted container (a new ID) starts afresh.
 import { createHash } from 'node:crypto';
+import type { Pod } from '../../runtime/core.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 
 export const recordAnnotation = 'keelson.dev/jmx-exporter';
@@ -20,17 +21,6 @@ export interface InjectionRecord {
   attaching?: boolean;
   /** Why this container instance cannot get the agent; not tried again until the container changes. */
   refused?: string;
-}
-
-export interface ContainerStatus {
-  name: string;
-  containerID?: string;
-  state?: { running?: unknown };
-}
-
-export interface Pod extends KubeObject {
-  spec: { containers: { name: string }[] };
-  status?: { phase?: string; containerStatuses?: ContainerStatus[] };
 }
 
 /** The fields of a pod a plan reads: all the operator needs the cache to keep of pods. */
@@ -67,8 +57,9 @@ export interface Wanted {
 }
 
 export function planPod(pod: Pod, wanted: Wanted): PodPlan {
-  const container = wanted.containerName ?? pod.spec.containers[0]?.name;
-  if (!container || !pod.spec.containers.some((c) => c.name === container)) {
+  const containers = pod.spec?.containers ?? [];
+  const container = wanted.containerName ?? containers[0]?.name;
+  if (!container || !containers.some((c) => c.name === container)) {
     return { action: 'skip', reason: `it has no container named ${wanted.containerName}` };
   }
   const record = recordOf(pod);

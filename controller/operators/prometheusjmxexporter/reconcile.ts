@@ -5,17 +5,19 @@
 // the annotations off when the resource goes; agents stay in their JVMs until those restart.
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
+import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { primariesConcerning } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { readAgent } from './agent.ts';
 import { agentOptions, inspectScript, loadAgentScript, parseInspection, writeFileScript } from './container.ts';
 import { permissions } from './permissions.ts';
 import { configDigest, markAnnotations, planPod, podFields, recordAnnotations, recordOf, unmarkAnnotations,
-  type InjectionRecord, type Pod, type Wanted } from './plan.ts';
+  type InjectionRecord, type Wanted } from './plan.ts';
 import { PrometheusJmxExporter, type PrometheusJmxExporterResource, type PrometheusJmxExporterStatus } from './schema.ts';
 
 interface ConfigMap extends KubeObject {
@@ -50,15 +52,13 @@ class PrometheusJmxExporterReconciler {
   /** Exporters whose selector matches the pod, and the one that marked it. */
   exportersForPod(pod: KubeObject): Request[] {
     const marker = recordOf(pod)?.exporter;
-    return this.exporters.listNamespace(pod.metadata.namespace)
-      .filter((e) => e.metadata.name === marker || matches({ matchLabels: e.spec.labelSelector }, pod.metadata.labels))
-      .map((e) => ({ namespace: e.metadata.namespace, name: e.metadata.name }));
+    return primariesConcerning(this.exporters, pod, (e) => e.metadata.name === marker ||
+      matches({ matchLabels: e.spec.labelSelector }, pod.metadata.labels));
   }
 
   exportersForConfigMap(configMap: KubeObject): Request[] {
-    return this.exporters.listNamespace(configMap.metadata.namespace)
-      .filter((e) => e.spec.config?.configMapName === configMap.metadata.name)
-      .map((e) => ({ namespace: e.metadata.namespace, name: e.metadata.name }));
+    return primariesConcerning(this.exporters, configMap,
+      (e) => e.spec.config?.configMapName === configMap.metadata.name);
   }
 
   async reconcile(request: Request, context: ReconcileContext): Promise<ReconcileResult> {
