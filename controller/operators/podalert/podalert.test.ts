@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { criLog, serveLogs } from '../../../test/cluster/kwok.ts';
 import { installSimulationStages, simulateLabel } from '../../../test/cluster/stages.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { freePort } from '../../../test/support/ports.ts';
@@ -15,6 +16,7 @@ import { waitFor } from '../../../test/support/wait.ts';
 import { toolsImage } from '../../../images/recipes.ts';
 
 const cluster = testCluster();
+const { kubectl, json, apply, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let cleanup: () => Promise<void>;
 let scratch: string;
@@ -32,18 +34,16 @@ const postsFrom = new Map<string, number>();
 /** A PodAlert to change (a new resourceVersion) while the first message about it is being received. */
 let changeWhileReceiving: string | undefined;
 
-const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
-const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
 const messagesFor = (podAlert: string) => received.filter((m) => m.podAlert?.name === podAlert);
 
 function podAlert(name: string, spec: object): Promise<unknown> {
-  return cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
-    kind: 'PodAlert', metadata: { name, namespace }, spec: { alerts: { checkRunningPods: true }, ...spec } }) });
+  return apply({ apiVersion: 'keelson.dev/v1alpha1',
+    kind: 'PodAlert', metadata: { name, namespace }, spec: { alerts: { checkRunningPods: true }, ...spec } });
 }
 
 function statusOf(name: string, ok: (status: any) => boolean, what: string): Promise<any> {
   return waitFor(`PodAlert ${name}: ${what}`, async () => {
-    const status = (await json('get', 'pa', name)).status;
+    const status = (await json('pa', name)).status;
     return status && ok(status) ? status : undefined;
   }, { timeoutMs: 60_000 });
 }
@@ -80,7 +80,7 @@ before(async () => {
   await kubectl('create', 'secret', 'generic', 'alert-hook', `--from-literal=url=${hookUrl}`);
   await kubectl('create', 'job', 'finished', '--image=registry.example/batch:1');
   await waitFor('the Job\'s pod to succeed', async () =>
-    (await json('get', 'pods', '-l', 'job-name=finished')).items.some((p: any) => p.status.phase === 'Succeeded'));
+    (await json('pods', '-l', 'job-name=finished')).items.some((p: any) => p.status.phase === 'Succeeded'));
   controller = await startOperator(cluster, namespace, ['podalert'], scratch);
 });
 after(async () => {
@@ -121,8 +121,7 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     const columns = (await kubectl('get', 'pa', 'shop')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+UNHEALTHY\s+CHECKED\s+READY\s+AGE$/);
     assert.match(columns[1]!, /^shop\s+3\s+\S+\s+True\s+/);
-    const warnings = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=shop')).items
-      .filter((e: any) => e.type === 'Warning' && e.reason === 'Unhealthy');
+    const warnings = (await events('shop')).filter((e: any) => e.type === 'Warning' && e.reason === 'Unhealthy');
     assert.equal(warnings.length, 3);
     assert.ok(warnings.some((e: any) => e.note === 'Pod crasher in ' + namespace + ' is unhealthy: CrashLoopBackOff ' +
       '(container crasher, 4 restarts): back-off 1m20s restarting failed container'));
@@ -156,8 +155,7 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.deepEqual(resolved.map((m) => m.text).sort(), [
       `Pod crasher in ${namespace} recovered (was CrashLoopBackOff)`,
       `Pod puller in ${namespace} is gone (was ImagePullBackOff)`]);
-    const normal = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=shop')).items
-      .filter((e: any) => e.reason === 'Resolved');
+    const normal = (await events('shop')).filter((e: any) => e.reason === 'Resolved');
     assert.equal(normal.length, 2);
   });
 
@@ -256,8 +254,7 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.deepEqual([status.pendingNotifications[0].id, status.pendingNotifications.at(-1).pod], ['old-1', 'overflowing']);
     const condition = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
     assert.deepEqual([condition.status, condition.reason], ['False', 'OutboxOverflow']);
-    const events = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=full')).items;
-    assert.ok(events.some((e: any) => e.reason === 'NotificationsDropped' && e.type === 'Warning'));
+    assert.ok((await events('full')).some((e: any) => e.reason === 'NotificationsDropped' && e.type === 'Warning'));
   });
 
   it('counts a pod only after the grace period, and clears alerts when the check is turned off', async () => {
@@ -298,8 +295,7 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     const unlisted = names.find((n) => !listed.has(n))!;
     await kubectl('label', 'pod', unlisted, `${simulateLabel}=recovered`, '--overwrite');
     await statusOf('crowd', (s) => s.unhealthyPods === 61, 'one pod recovered');
-    const events = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=crowd')).items;
-    assert.deepEqual(events.filter((e: any) => e.reason === 'Resolved'), [], 'an alert was resolved while its pod is broken');
+    assert.deepEqual((await events('crowd')).filter((e: any) => e.reason === 'Resolved'), [], 'an alert was resolved while its pod is broken');
   });
 });
 
@@ -325,9 +321,9 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
     // With no grace period, a pod still being created is unhealthy, and healthy for the moment its first instance
     // runs: that alert and its resolution would be right, but this test is about the crash loop itself.
     await waitForPod(cluster, real, 'crashing', 'restarted', (p) => p.status?.containerStatuses?.[0]?.restartCount >= 1);
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert',
       metadata: { name: 'real', namespace: real }, spec: { alerts: { checkRunningPods: true }, gracePeriodSeconds: 0,
-        logLines: 2, webhook: { secretRef: { name: 'alert-hook', key: 'url' } } } }) });
+        logLines: 2, webhook: { secretRef: { name: 'alert-hook', key: 'url' } } } });
     const status = await waitFor('a CrashLoopBackOff alert with the previous instance\'s log', async () => {
       const s = (await cluster.getJson(real, 'pa', 'real'))?.status;
       return s?.alerts?.[0]?.reason === 'CrashLoopBackOff' && s.alerts[0].logTail ? s : undefined;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serveExec } from '../../../test/cluster/kwok.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
@@ -13,18 +14,17 @@ import { toolsImage } from '../../../images/recipes.ts';
 import { containerName } from './debug.ts';
 
 const cluster = testCluster();
+const { kubectl, json, apply, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let elsewhere: string;
 const cleanups: (() => Promise<void>)[] = [];
 let scratch: string;
 let controller: ControllerProcess;
 
-const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
-const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
-const pods = async (selector: string): Promise<any[]> => (await json('get', 'pods', '-l', selector)).items
+const pods = async (selector: string): Promise<any[]> => (await json('pods', '-l', selector)).items
   .filter((p: any) => !p.metadata.deletionTimestamp);
-const tool = (name: string, spec: object) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({
-  apiVersion: 'keelson.dev/v1alpha1', kind: 'PodBuggerTool', metadata: { name, namespace }, spec }) });
+const tool = (name: string, spec: object) => apply({
+  apiVersion: 'keelson.dev/v1alpha1', kind: 'PodBuggerTool', metadata: { name, namespace }, spec });
 const debugOf = (pod: any) => (pod.spec.ephemeralContainers ?? []) as any[];
 
 /** Every running pod matching `selector` (and there are `count`) carries exactly `names`, in any order. */
@@ -68,7 +68,7 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
       assert.deepEqual(debug.securityContext, { capabilities: { add: ['SYS_PTRACE'] } });
     }
     const status = await waitFor('status to count them', async () => {
-      const s = (await json('get', 'pbt', 'course-debug')).status;
+      const s = (await json('pbt', 'course-debug')).status;
       return s?.injectedPods === 3 ? s : undefined;
     });
     assert.equal(status.matchedPods, 3);
@@ -77,8 +77,7 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
     const columns = (await kubectl('get', 'pbt', 'course-debug')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+SELECTOR\s+IMAGE\s+MATCHED\s+INJECTED\s+READY\s+AGE$/);
     assert.match(columns[1]!, /^course-debug\s+app=course\s+busybox:1\.36\s+3\s+3\s+True\s+/);
-    const podEvents = (await json('get', 'events.events.k8s.io', '--field-selector',
-      `regarding.name=${injected[0].metadata.name}`)).items;
+    const podEvents = await events(injected[0].metadata.name);
     assert.ok(podEvents.some((e: any) => e.reason === 'DebugContainerAdded' && e.note.includes(first)));
   });
 
@@ -143,13 +142,13 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
     await kubectl('wait', '--for=condition=Ready', 'pod/guarded', '--timeout=60s');
     await tool('too-powerful', { label: 'app=guarded', image: 'busybox:1.36', profile: 'sysadmin' });
     const status = await waitFor('Ready=False Refused', async () => {
-      const s = (await json('get', 'pbt', 'too-powerful')).status;
+      const s = (await json('pbt', 'too-powerful')).status;
       return s?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'False' && c.reason === 'Refused') ? s : undefined;
     });
     assert.match(status.conditions[0].message, /pod guarded: .*violates PodSecurity "baseline:latest": privileged/);
-    const warnings = (await json('get', 'events.events.k8s.io', '--field-selector', 'regarding.name=too-powerful')).items;
+    const warnings = await events('too-powerful');
     assert.ok(warnings.some((e: any) => e.type === 'Warning' && e.reason === 'Refused'));
-    assert.deepEqual(debugOf((await json('get', 'pod', 'guarded'))), []);
+    assert.deepEqual(debugOf((await json('pod', 'guarded'))), []);
   });
 
   it('left the pod with the same label in another namespace alone, and was never denied by RBAC', async () => {
@@ -179,9 +178,9 @@ describe('PodBuggerTool on the real node', { skip: withoutRealNode(cluster) }, (
       metadata: { name: 'app', labels: { app: 'real' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
         { name: 'app', image: tools, imagePullPolicy: 'Never', command: ['sh', '-c', 'exec sleep 3600'] }] } }) });
     await waitForPod(cluster, real, 'app', 'Running and Ready', (p) => p.status?.phase === 'Running' && isReady(p));
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PodBuggerTool', metadata: { name: 'real-debug', namespace: real },
-      spec: { label: 'app=real', image: tools, profile: 'general' } }) });
+      spec: { label: 'app=real', image: tools, profile: 'general' } });
     const name = containerName('real-debug', tools);
     await waitForPod(cluster, real, 'app', `running debug container ${name}`, (p) =>
       p.status?.ephemeralContainerStatuses?.some((c: any) => c.name === name && c.state?.running));

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { controllerImage, postgresImage } from '../../../images/recipes.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
@@ -20,6 +21,7 @@ import { failoverTimeoutMs } from './plan.ts';
 
 const run = promisify(execFile);
 const cluster = testCluster();
+const { kubectl, get, apply, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let scratch: string;
 let controller: ControllerProcess;
@@ -27,8 +29,6 @@ let image: string;
 const cleanups: (() => Promise<unknown>)[] = [];
 const figures: string[] = [];
 
-const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace, ...args]);
-const get = (...args: string[]) => cluster.getJson(namespace, ...args);
 const status = async (name = 'orders') => (await get('pgc', name))?.status;
 /** A query from the client pod, through a Service. */
 const client = async (host: string, query: string) =>
@@ -36,8 +36,6 @@ const client = async (host: string, query: string) =>
 /** A query inside a member, over its Unix socket: what that member's PostgreSQL itself holds. */
 const local = async (member: string, query: string) => (await kubectl('exec', member, '-c', 'postgres', '--', 'psql', '-X',
   '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
-const events = async (name = 'orders') => (await get('events.events.k8s.io', '--field-selector', `regarding.name=${name}`))
-  .items.sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)) as any[];
 
 function running(size: number, name = 'orders', extra: (s: any) => boolean = () => true): Promise<any> {
   return waitFor(`${name} Running with ${size} ready members`, async () => {
@@ -80,9 +78,9 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await installCrds(cluster);
     [image] = await Promise.all([loadImage(cluster, postgresImage), loadImage(cluster, await controllerImage())]);
     controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec: { size: 3, version: '15', image,
-        storage: { size: '256Mi' } } }) });
+        storage: { size: '256Mi' } } });
     await running(3);
     const secretEnv = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: 'orders-credentials', key } } });
     await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
@@ -139,7 +137,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
         '-U', 'postgres', '-Atc', 'SELECT 1').catch(() => undefined);
       return answer === undefined ? Date.now() : undefined;
     }, { timeoutMs: 60_000, intervalMs: 250 });
-    const promoted = await waitFor('a replica promoted', async () => (await events())
+    const promoted = await waitFor('a replica promoted', async () => (await events('orders'))
       .find((e) => e.reason === 'Promoted' && Date.parse(e.eventTime) > cut), { timeoutMs: failoverTimeoutMs + 120_000 });
     assert.ok(stopped < Date.parse(promoted.eventTime), `${old} answered until ${new Date(stopped).toISOString()}, ` +
       `after the promotion at ${promoted.eventTime}`);
@@ -199,9 +197,9 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: { schedule: '* * * * *' } } }));
     await waitFor('a backup taken after the rows were written', async () => (await status())?.lastBackup?.time > since,
       { timeoutMs: 180_000, intervalMs: 2000 });
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'restored', namespace }, spec: { size: 1, version: '15.20', image,
-        storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } } } }) });
+        storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } } } });
     const restored = await running(1, 'restored');
     assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
     assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 3'), 'with one member');

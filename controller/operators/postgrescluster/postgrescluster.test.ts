@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { serveMemberExec, staticVolumes, type MemberExec } from '../../../test/support/postgres-pods.ts';
@@ -13,6 +14,7 @@ import { waitFor } from '../../../test/support/wait.ts';
 import { failoverTimeoutMs } from './plan.ts';
 
 const cluster = testCluster();
+const { kubectl, get, apply, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let scratch: string;
 let controller: ControllerProcess;
@@ -21,14 +23,11 @@ let shared: MemberExec;
 const cleanups: (() => Promise<void>)[] = [];
 const memberNames = Array.from({ length: 6 }, (_, i) => `db-000${i}`);
 
-const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
-const get = (...args: string[]) => cluster.getJson(namespace, ...args);
 const patch = (spec: object) => kubectl('patch', 'pgc', 'db', '--type=merge', '-p', JSON.stringify({ spec }));
 const status = async () => (await get('pgc', 'db'))?.status;
 const livePods = async (): Promise<any[]> => (await get('pods', '-l', 'keelson.dev/postgrescluster=db')).items
   .filter((p: any) => !p.metadata.deletionTimestamp && p.metadata.labels['keelson.dev/member']);
-const reasons = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=db')).items
-  .sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)).map((e: any) => `${e.reason} ${e.note}`);
+const reasons = async () => (await events('db')).map((e: any) => `${e.reason} ${e.note}`);
 /** The member pods serving behind the Service, by name. */
 const endpoints = async (service: string) => {
   const slices = (await get('endpointslices', '-l', `kubernetes.io/service-name=${service}`)).items as any[];
@@ -67,9 +66,9 @@ after(async () => {
 
 describe('PostgresCluster against the real control plane, as its ServiceAccount', () => {
   it('starts the seed first, then adds members one at a time, with Services following the roles', async () => {
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'db', namespace }, spec: { size: 3, version: '17.2',
-        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } }) });
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } });
     const s = await running(3);
     assert.equal(s.primary, 'db-0000');
     assert.equal(s.currentVersion, '17.2');
@@ -200,9 +199,9 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
   });
 
   it('takes scheduled backups, and restores a new seed from the latest when every member and its data are gone', async () => {
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'dr', namespace }, spec: { size: 1, version: '17.2',
-        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } }) });
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } });
     const backedUp = await waitFor('a successful scheduled backup in status', async () =>
       (await get('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
     assert.match(backedUp.name, /^dr-backups@/);
@@ -216,15 +215,14 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       return !pod?.metadata.deletionTimestamp && env.some((e: any) => e.name === 'RESTORE' && e.value === 'true') ? pod : undefined;
     }, { timeoutMs: 60_000 });
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
-    const events = (await get('events.events.k8s.io', '--field-selector', 'regarding.name=dr')).items;
-    assert.ok(events.some((e: any) => e.reason === 'Restoring'));
+    assert.ok((await events('dr')).some((e: any) => e.reason === 'Restoring'));
     await waitFor('dr Running again', async () => (await get('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
   });
 
   it('creates a new cluster from another cluster\'s backups', async () => {
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'copy', namespace }, spec: { size: 1, version: '17.2',
-        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, bootstrap: { fromBackup: { cluster: 'dr' } } } }) });
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, bootstrap: { fromBackup: { cluster: 'dr' } } } });
     const seed = await waitFor('the copy\'s seed', () => get('pod', 'copy-0000'), { timeoutMs: 60_000 });
     assert.ok(seed.spec.containers[0].env.some((e: any) => e.name === 'RESTORE' && e.value === 'true'));
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups' && v.persistentVolumeClaim.readOnly));
@@ -235,9 +233,9 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     // A ConfigMap of the scripts' name that nobody may change: every apply of it is refused.
     await kubectl('create', 'configmap', 'shared-scripts', '--from-literal=member.sh=exit 1');
     await kubectl('patch', 'configmap', 'shared-scripts', '--type=merge', '-p', '{"immutable":true}');
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'shared', namespace }, spec: { size: 3, version: '17.2',
-        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } }) });
+        storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } });
     const sharedStatus = async () => (await get('pgc', 'shared'))?.status;
     await waitFor('shared Running with 3 ready members', async () => {
       const st = await sharedStatus();
@@ -254,8 +252,7 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       { op: 'replace', path: '/status/conditions', value: [{ type: 'Ready', status: 'False', reason: 'Simulated' }] }]));
     await waitFor('shared-0002 promoted', async () => (await sharedStatus())?.primary === 'shared-0002',
       { timeoutMs: failoverTimeoutMs + 60_000 });
-    const promoted = (await get('events.events.k8s.io', '--field-selector', 'regarding.name=shared')).items
-      .find((e: any) => e.reason === 'Promoted');
+    const promoted = (await events('shared')).find((e: any) => e.reason === 'Promoted');
     assert.match(promoted.note, /not answering: shared-0001: unexpected member position/);
   });
 });

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { execReady, javaContainer, reportContainerStarted, type JavaContainer } from '../../../test/support/jvm.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
@@ -17,14 +18,12 @@ import { javaAppImage, toolsImage } from '../../../images/recipes.ts';
 import { recordAnnotation } from './plan.ts';
 
 const cluster = testCluster();
+const { kubectl, get, apply, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let scratch: string;
 let controller: ControllerProcess;
 const cleanups: (() => Promise<void>)[] = [];
 
-const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
-const get = (...args: string[]) => cluster.getJson(namespace, ...args);
-const apply = (object: object) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(object) });
 
 function exporter(name: string, spec: object): Promise<unknown> {
   return apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter', metadata: { name, namespace },
@@ -99,9 +98,8 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     const columns = (await kubectl('get', 'pje', 'orders')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+SELECTOR\s+PORT\s+ENDPOINTS\s+READY\s+AGE$/);
     assert.match(columns[1]!, new RegExp(`^orders\\s+app=orders\\s+${port}\\s+1\\s+True\\s+`));
-    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=orders');
-    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'JmxExporterLoaded'));
-    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'Injected'));
+    const reasons = (await events('orders')).map((e) => e.reason);
+    assert.ok(reasons.includes('JmxExporterLoaded') && reasons.includes('Injected'));
   });
 
   it('injects a restarted container (a new ID) again, and an unchanged one never twice', async () => {
@@ -111,8 +109,7 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     await exporter('billing', { labelSelector: { app: 'billing' }, port });
     await waitFor('the first JVM serving metrics', () => scrape(port), { timeoutMs: 60_000 });
     await kubectl('label', 'pod', 'billing', 'touched=yes');
-    const loads = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=billing')).items
-      .filter((e: { reason: string }) => e.reason === 'JmxExporterLoaded')
+    const loads = async () => (await events('billing')).filter((e: { reason: string }) => e.reason === 'JmxExporterLoaded')
       .reduce((n: number, e: { series?: { count: number } }) => n + (e.series?.count ?? 1), 0);
     await waitFor('the label change reconciled', async () =>
       (await get('pje', 'billing'))?.status?.endpointCount === 1);
@@ -145,8 +142,7 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
       return /^jmx_config_reload_success_total [1-9]/m.test(metrics) &&
         !/^java_lang_Memory_HeapMemoryUsage_used /m.test(metrics) && /^java_lang_Threading_ThreadCount /m.test(metrics);
     }, { timeoutMs: 60_000 });
-    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=orders');
-    assert.ok(events.items.some((e: { reason: string }) => e.reason === 'ConfigUpdated'));
+    assert.ok((await events('orders')).some((e) => e.reason === 'ConfigUpdated'));
   });
 
   it('says a port change needs a restart, and keeps reporting the port the agent serves', async () => {
@@ -182,13 +178,11 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     assert.equal(status.conditions.find((c: { type: string }) => c.type === 'Ready').reason, 'PodsSkipped');
     for (const jvm of [...two.jvms, busyJvm]) assert.doesNotThrow(() => process.kill(jvm.pid, 0));
     assert.equal(await controller.readyz(), 200);
-    const events = await get('events.events.k8s.io', '--field-selector', 'regarding.name=idle-two');
-    assert.ok(events.items.some((e: { reason: string; type: string }) => e.reason === 'JmxExporterFailed' && e.type === 'Warning'));
+    assert.ok((await events('idle-two')).some((e) => e.reason === 'JmxExporterFailed' && e.type === 'Warning'));
 
     // A refusal is remembered on the pod: a change to the pod alone neither tries it again nor reports it again.
     const execs = () => controller.metric('keelson_client_requests_total', { verb: 'create', resource: 'pods' });
-    const failures = async () => (await get('events.events.k8s.io', '--field-selector', 'regarding.name=idle-two')).items
-      .filter((e: { reason: string }) => e.reason === 'JmxExporterFailed')
+    const failures = async () => (await events('idle-two')).filter((e: { reason: string }) => e.reason === 'JmxExporterFailed')
       .reduce((n: number, e: { series?: { count: number } }) => n + (e.series?.count ?? 1), 0);
     const [execsBefore, failuresBefore] = [await execs(), await failures()];
     const reconciles = () => controller.metric('controller_runtime_reconcile_total', { controller: 'prometheusjmxexporter' });
@@ -289,9 +283,9 @@ describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(clust
   it('loads the agent into a JVM in a real container, no restart, serving another pod; a new config is exported', async () => {
     const jvmPid = async () => (await inReal('exec', 'java', '--', 'pidof', 'java')).stdout.trim();
     const pidBefore = await jvmPid();
-    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+    await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PrometheusJmxExporter', metadata: { name: 'java', namespace: real },
-      spec: { labelSelector: { app: 'java' }, port: 9404, config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } }) });
+      spec: { labelSelector: { app: 'java' }, port: 9404, config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } });
     await waitFor('the exporter to list the pod', async () =>
       (await cluster.getJson(real, 'pje', 'java'))?.status?.endpointCount === 1, { timeoutMs: 90_000 });
     const pod = await cluster.getJson(real, 'pod', 'java');

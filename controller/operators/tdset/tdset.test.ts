@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 
 const cluster = testCluster();
+const { kubectl, json, get, events } = inNamespace(cluster, () => namespace);
 let namespace: string;
 let cleanup: () => Promise<void>;
 let scratch: string;
@@ -26,21 +28,18 @@ function tdset(name: string, spec: Record<string, unknown> = {}): string {
       schedulingConfig: [{ ...open, replica: 3 }], ...spec } });
 }
 
-const kubectl = (...args: string[]) => cluster.kubectl([...args, '-n', namespace]);
-const json = async (...args: string[]) => JSON.parse((await kubectl(...args, '-o', 'json')).stdout);
-const maybe = (...args: string[]) => cluster.getJson(namespace, ...args);
 const patch = (name: string, body: object) => kubectl('patch', 'tds', name, '--type=merge', '-p', JSON.stringify(body));
 
 function replicasOf(name: string, replicas: number): Promise<any> {
   return waitFor(`Deployment ${name} to have ${replicas} replicas`, async () => {
-    const deployment = await maybe('deployment', name);
+    const deployment = await get('deployment', name);
     return deployment?.spec.replicas === replicas ? deployment : undefined;
   });
 }
 
 function condition(name: string, type: string, status: string, reason: string): Promise<any> {
   return waitFor(`TDSet ${name} ${type}=${status} (${reason})`, async () => {
-    const object = await maybe('tds', name);
+    const object = await get('tds', name);
     const found = object?.status?.conditions?.find((c: any) => c.type === type);
     return found?.status === status && found.reason === reason &&
       found.observedGeneration === object.metadata.generation ? object : undefined;
@@ -49,8 +48,7 @@ function condition(name: string, type: string, status: string, reason: string): 
 
 function event(name: string, reason: string, note: RegExp): Promise<any> {
   return waitFor(`a ${reason} Event on ${name}`, async () => {
-    const events = (await json('get', 'events.events.k8s.io', '--field-selector', `regarding.name=${name}`)).items;
-    return events.find((e: any) => e.reason === reason && note.test(e.note));
+    return (await events(name)).find((e: any) => e.reason === reason && note.test(e.note));
   });
 }
 
@@ -112,21 +110,21 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
   it('rolls out a new image and corrects drift in what it owns', async () => {
     await patch('web', { spec: { container: { image: 'registry.example/hello:2' } } });
     await waitFor('the new image in the Deployment', async () =>
-      (await json('get', 'deployment', 'web')).spec.template.spec.containers[0].image === 'registry.example/hello:2');
-    await waitFor('pods of the new image', async () => (await json('get', 'pods', '-l', 'app.kubernetes.io/name=web')).items
+      (await json('deployment', 'web')).spec.template.spec.containers[0].image === 'registry.example/hello:2');
+    await waitFor('pods of the new image', async () => (await json('pods', '-l', 'app.kubernetes.io/name=web')).items
       .some((p: any) => p.spec.containers[0].image === 'registry.example/hello:2'));
     await kubectl('label', 'deployment', 'web', 'app.kubernetes.io/managed-by-');
     await waitFor('the label restored', async () =>
-      (await json('get', 'deployment', 'web')).metadata.labels['app.kubernetes.io/managed-by'] === 'keelson');
+      (await json('deployment', 'web')).metadata.labels['app.kubernetes.io/managed-by'] === 'keelson');
   });
 
   it('adds a Service when spec.service is set and deletes it when removed', async () => {
     await patch('web', { spec: { service: { port: 80 } } });
-    const service = await waitFor('Service web', () => maybe('service', 'web'));
+    const service = await waitFor('Service web', () => get('service', 'web'));
     assert.deepEqual(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [['http', 80, 'http']]);
     assert.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web' });
     await kubectl('patch', 'tds', 'web', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"}]');
-    await waitFor('Service web to be deleted', async () => (await maybe('service', 'web')) === undefined);
+    await waitFor('Service web to be deleted', async () => (await get('service', 'web')) === undefined);
   });
 
   it('leaves a Deployment it does not own alone, and says so', async () => {
@@ -136,7 +134,7 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     assert.match(reported.status.conditions.find((c: any) => c.type === 'Ready').message,
       /^Deployment theirs already exists and is not owned by this TDSet/);
     await event('theirs', 'NotOwned', /not owned by this TDSet/);
-    const deployment = await json('get', 'deployment', 'theirs');
+    const deployment = await json('deployment', 'theirs');
     assert.equal(deployment.spec.replicas, 2);
     assert.equal(deployment.metadata.ownerReferences, undefined);
     assert.equal(deployment.spec.template.spec.containers[0].image, 'registry.example/theirs:1');
@@ -149,7 +147,7 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     assert.match(invalid.status.conditions.find((c: any) => c.type === 'Ready').message,
       /spec\.schedulingConfig\[1\]: window \d+-\d+ overlaps window \d+-\d+; nothing was changed/);
     await event('web', 'InvalidSpec', /overlaps/);
-    assert.equal((await json('get', 'deployment', 'web')).spec.replicas, 5);
+    assert.equal((await json('deployment', 'web')).spec.replicas, 5);
 
     await patch('web', { spec: { schedulingConfig: [{ ...open, replica: 5 }], timeZone: 'Mars/Olympus_Mons' } });
     const zone = await condition('web', 'Ready', 'False', 'InvalidSpec');
@@ -168,10 +166,10 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
 
   it('is cleaned up by the garbage collector when deleted', async () => {
     await patch('web', { spec: { service: { port: 80 } } });
-    await waitFor('Service web', () => maybe('service', 'web'));
+    await waitFor('Service web', () => get('service', 'web'));
     await kubectl('delete', 'tds', 'web');
     await waitFor('the Deployment and Service to be collected', async () =>
-      (await maybe('deployment', 'web')) === undefined && (await maybe('service', 'web')) === undefined,
+      (await get('deployment', 'web')) === undefined && (await get('service', 'web')) === undefined,
     { timeoutMs: 60_000 });
   });
 

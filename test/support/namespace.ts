@@ -1,0 +1,30 @@
+// kubectl in a test's own namespace: the wrappers every operator test wrote for itself. The namespace is read at each
+// call, since a test makes it in its before hook.
+import type { KubectlResult, LocalCluster } from '../cluster/cluster.ts';
+
+export interface InNamespace {
+  /** kubectl -n namespace ...args (the flag first, so that `exec ... -- command` keeps its command). */
+  kubectl(...args: string[]): Promise<KubectlResult>;
+  /** `kubectl get ... -o json`, parsed; throws when kubectl fails. */
+  json(...args: string[]): Promise<any>;
+  /** `kubectl get ... -o json`, parsed; undefined when kubectl fails (typically: not found). */
+  get(...args: string[]): Promise<any>;
+  /** kubectl apply of one object, into the namespace unless its metadata names another. */
+  apply(object: object): Promise<KubectlResult>;
+  /** The events.k8s.io Events regarding objects named `name`, oldest first. */
+  events(name: string): Promise<any[]>;
+}
+
+export function inNamespace(cluster: LocalCluster, namespace: () => string): InNamespace {
+  const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace(), ...args]);
+  const get = (...args: string[]) => cluster.getJson(namespace(), ...args);
+  return {
+    kubectl,
+    get,
+    json: async (...args) => JSON.parse((await kubectl('get', ...args, '-o', 'json')).stdout),
+    apply: (object: { metadata?: { namespace?: string } }) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(
+      { ...object, metadata: { namespace: namespace(), ...object.metadata } }) }),
+    events: async (name) => ((await get('events.events.k8s.io', '--field-selector', `regarding.name=${name}`))?.items ?? [])
+      .sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)),
+  };
+}
