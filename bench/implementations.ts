@@ -1,14 +1,14 @@
 // The TDSet controllers under comparison, each built from its pinned sources and started as its users would run
 // it, against the benchmark's cluster with an admin kubeconfig, watching every namespace.
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDockerfile } from '../images/dockerfile.ts';
 import { repoRoot } from '../test/support/paths.ts';
+import { environmentPath, pythonEnvironment } from '../test/support/python.ts';
 import { MeasuredProcess } from './process.ts';
 
 const run = promisify(execFile);
@@ -65,25 +65,17 @@ const controllerRuntime: Implementation = {
     [`--controllers=${operator}`, ...(cachePods ? ['--cache-pods'] : [])], { KUBECONFIG: kubeconfig }),
 };
 
-function kopfEnvironment(): string {
-  const requirements = readFileSync(join(peers, 'kopf/requirements.txt'));
-  return join(cacheDir, `kopf-${createHash('sha256').update(requirements).digest('hex').slice(0, 12)}`);
-}
+const kopfRequirements = join(peers, 'kopf/requirements.txt');
 
 const kopf: Implementation = {
   name: 'kopf',
   async prepare() {
-    const venv = kopfEnvironment();
-    if (!existsSync(join(venv, 'bin/kopf'))) {
-      await run('python3', ['-m', 'venv', venv]);
-      await run(join(venv, 'bin/pip'), ['install', '--quiet', '--no-deps', '-r', join(peers, 'kopf/requirements.txt')],
-        { maxBuffer: 16 << 20 });
-    }
+    const venv = await pythonEnvironment('kopf', kopfRequirements);
     const { stdout } = await run(join(venv, 'bin/python'), ['-c',
       'import importlib.metadata as m, sys; print(f"kopf {m.version(\'kopf\')} (Python {sys.version.split()[0]})")']);
     return stdout.trim();
   },
-  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('kopf', join(kopfEnvironment(), 'bin/kopf'),
+  start: ({ kubeconfig, cachePods }) => MeasuredProcess.start('kopf', join(environmentPath('kopf', kopfRequirements), 'bin/kopf'),
     ['run', '--standalone', '--all-namespaces', '--quiet', join(peers, 'kopf/tdset.py')],
     { KUBECONFIG: kubeconfig, ...(cachePods ? { KEELSON_BENCH_CACHE_PODS: '1' } : {}) }),
 };
