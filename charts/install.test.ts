@@ -60,6 +60,34 @@ describe('KeelsonInstall', () => {
     assert.equal(`:${metrics.spec.ports[0].port}`, argsOf(manifests).metricsBindAddress);
   });
 
+  it('mounts the ServiceAccount token by name, where in-cluster clients read it, and nowhere by default', () => {
+    const pod = one(synth(), 'Deployment').spec.template.spec;
+    assert.equal(pod.automountServiceAccountToken, false);
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === 'service-account');
+    assert.deepEqual([mount.mountPath, mount.readOnly], ['/var/run/secrets/kubernetes.io/serviceaccount', true]);
+    const sources = pod.volumes.find((v: any) => v.name === 'service-account').projected.sources;
+    assert.deepEqual(sources.flatMap((s: any) => s.serviceAccountToken?.path ?? (s.configMap ?? s.downwardAPI).items
+      .map((i: any) => i.path)), ['token', 'ca.crt', 'namespace']);
+  });
+
+  it('admits only the metrics and health ports, unless told to leave network policy to the user', () => {
+    const manifests = synth();
+    const policy = one(manifests, 'NetworkPolicy');
+    assert.deepEqual(policy.spec.podSelector.matchLabels, one(manifests, 'Deployment').spec.selector.matchLabels);
+    assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+    assert.deepEqual(policy.spec.ingress[0].ports.map((p: any) => p.port),
+      container(manifests).ports.map((p: any) => p.containerPort));
+    assert.equal(only(synth({ networkPolicy: false }), 'NetworkPolicy').length, 0);
+  });
+
+  it('pins the image to a digest when given one, for the controller and the PostgreSQL agent alike', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const manifests = synth({ imageDigest: digest });
+    assert.equal(container(manifests).image, `example/keelson:test@${digest}`);
+    assert.equal(argsOf(manifests).postgresAgentImage, `example/keelson:test@${digest}`);
+    assert.throws(() => synth({ imageDigest: 'sha256:abc' }), /imageDigest: "sha256:abc" is not sha256: and 64 hex digits/);
+  });
+
   it('passes args the controller parses back into the props it was given', () => {
     const options = argsOf(synth({ operators: ['tdset'], watchNamespace: 'apps', logLevel: 'debug' }));
     assert.deepEqual(options.controllers, ['tdset']);

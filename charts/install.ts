@@ -1,5 +1,5 @@
 // The operator install: ServiceAccount, RBAC derived from what the enabled operators declare, the controller
-// Deployment, its metrics Service and a PodDisruptionBudget. Cluster-scoped objects carry no namespace, so put this
+// Deployment, its metrics Service, a PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no namespace, so put this
 // construct in a Chart without one.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
@@ -21,6 +21,8 @@ export interface KeelsonInstallProps {
   createNamespace?: boolean;
   /** The controller image. */
   image: string;
+  /** Pins the image to a digest (`sha256:...`): the reference becomes image@digest. */
+  imageDigest?: string;
   /** Controller replicas. @default 1 */
   replicas?: number;
   /**
@@ -38,11 +40,22 @@ export interface KeelsonInstallProps {
   logLevel?: LogLevel;
   /** PodAlert webhooks go only to these hosts and CIDRs. @default anywhere but link-local addresses */
   webhookAllowedDestinations?: string[];
+  /** A NetworkPolicy admitting only the metrics and health ports. @default true */
+  networkPolicy?: boolean;
 }
 
 export const controllerName = 'keelson-controller';
 export const metricsPort = 8080;
 export const healthPort = 8081;
+/** Where in-cluster clients (client-node's, client-go's) read the ServiceAccount's token, CA and namespace. */
+const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** `image`, pinned to `digest` when one is given. */
+export function imageReference(image: string, digest?: string): string {
+  if (digest === undefined) return image;
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`imageDigest: "${digest}" is not sha256: and 64 hex digits`);
+  return `${image}@${digest}`;
+}
 
 export function enabledOperators(operators?: string[]): CatalogEntry[] {
   if (!operators) return [...catalog];
@@ -64,6 +77,7 @@ export class KeelsonInstall extends Construct {
     const namespace = props.namespace ?? 'keelson-system';
     const replicas = props.replicas ?? 1;
     const leaderElect = props.leaderElection ?? true;
+    const image = imageReference(props.image, props.imageDigest);
     this.namespace = namespace;
     this.operators = enabledOperators(props.operators);
     this.permissions = [...this.operators.flatMap((entry) => entry.permissions), ...eventPermissions];
@@ -111,7 +125,7 @@ export class KeelsonInstall extends Construct {
       leaderElect,
       logLevel: props.logLevel ?? 'info',
       webhookAllowedDestinations: props.webhookAllowedDestinations?.join(','),
-      postgresAgentImage: props.image,
+      postgresAgentImage: image,
     });
     const probe = (path: string, periodSeconds: number) => ({
       httpGet: { path, port: k8s.IntOrString.fromString('health') }, periodSeconds, timeoutSeconds: 2, failureThreshold: 3,
@@ -125,12 +139,14 @@ export class KeelsonInstall extends Construct {
           metadata: { labels },
           spec: {
             serviceAccountName: controllerName,
+            // The token is mounted by name below rather than by default, so no other container would get it.
+            automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
               seccompProfile: { type: 'RuntimeDefault' } },
             terminationGracePeriodSeconds: 30,
             containers: [{
               name: 'controller',
-              image: props.image,
+              image,
               imagePullPolicy: 'IfNotPresent',
               args,
               env: [
@@ -146,9 +162,20 @@ export class KeelsonInstall extends Construct {
               resources: { requests: quantities(resources.requests), limits: quantities(resources.limits) },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true,
                 capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' },
+                { name: 'service-account', mountPath: serviceAccountDir, readOnly: true }],
             }],
-            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }, {
+              // What the ServiceAccount admission plugin would mount: a bound token the kubelet rotates, the cluster's
+              // CA and the namespace.
+              name: 'service-account',
+              projected: { sources: [
+                { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+                { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+                { downwardApi: { items: [{ path: 'namespace',
+                  fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+              ] },
+            }],
           },
         },
       },
@@ -158,6 +185,16 @@ export class KeelsonInstall extends Construct {
       spec: { selector: labels, ports: [{ name: 'metrics', port: metricsPort,
         targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }] },
     });
+    if (props.networkPolicy ?? true) {
+      // Ingress only: the controller's own calls (the apiserver, PodAlert webhooks, whose destinations
+      // --webhook-allowed-destinations limits) go out, and nothing but scrapes and probes comes in.
+      const port = (number: number) => ({ port: k8s.IntOrString.fromNumber(number), protocol: 'TCP' });
+      new k8s.KubeNetworkPolicy(this, 'network-policy', {
+        metadata: meta(controllerName),
+        spec: { podSelector: { matchLabels: labels }, policyTypes: ['Ingress'],
+          ingress: [{ ports: [port(metricsPort), port(healthPort)] }] },
+      });
+    }
     new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
       metadata: meta(controllerName),
       // With one replica, maxUnavailable lets nodes drain; with more, keep one reconciling at all times.
