@@ -11,9 +11,12 @@ export interface InNamespace {
   get(...args: string[]): Promise<any>;
   /** kubectl apply of one object, into the namespace unless its metadata names another. */
   apply(object: object): Promise<KubectlResult>;
-  /** The events.k8s.io Events regarding objects named `name`, oldest first. */
+  /** The Events regarding objects named `name` (through events.k8s.io), oldest first. */
   events(name: string): Promise<any[]>;
 }
+
+/** When an Event happened: events.k8s.io's eventTime, or, for one recorded through core/v1, its first timestamp. */
+const timeOf = (event: any): string => event.eventTime ?? event.deprecatedFirstTimestamp ?? event.metadata.creationTimestamp;
 
 export function inNamespace(cluster: LocalCluster, namespace: () => string): InNamespace {
   const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace(), ...args]);
@@ -25,6 +28,6 @@ export function inNamespace(cluster: LocalCluster, namespace: () => string): InN
     apply: (object: { metadata?: { namespace?: string } }) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(
       { ...object, metadata: { namespace: namespace(), ...object.metadata } }) }),
     events: async (name) => ((await get('events.events.k8s.io', '--field-selector', `regarding.name=${name}`))?.items ?? [])
-      .sort((a: any, b: any) => a.eventTime.localeCompare(b.eventTime)),
+      .sort((a: any, b: any) => timeOf(a).localeCompare(timeOf(b))),
   };
 }
