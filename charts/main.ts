@@ -1,10 +1,12 @@
-// The repository's own cdk8s app: the default install into dist/, the samples into dist/samples/ (not applied by
-// `kubectl apply -f dist/`, which does not recurse).
-import { readFileSync } from 'node:fs';
+// The repository's own cdk8s app: the default install into dist/, the samples into dist/samples/ and monitoring into
+// dist/monitoring/ (neither applied by `kubectl apply -f dist/`, which does not recurse).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Chart } from 'cdk8s';
+import { App, Chart, Yaml } from 'cdk8s';
 import { KeelsonCrds } from './crds.ts';
 import { KeelsonInstall } from './install.ts';
+import { dashboard } from './dashboard.ts';
+import { KeelsonMonitoring, ruleGroups } from './monitoring.ts';
 import { loadSamples, Samples } from './samples.ts';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
@@ -22,3 +24,12 @@ app.synth();
 const samples = new App({ outdir: join(outdir, 'samples') });
 new Samples(samples, 'keelson-samples', { namespace: 'default', samples: await loadSamples() });
 samples.synth();
+
+// The Prometheus Operator's objects, and the same rules and a dashboard for those without it.
+const monitoringDir = join(outdir, 'monitoring');
+const monitoring = new App({ outdir: monitoringDir });
+new KeelsonMonitoring(new Chart(monitoring, 'keelson-monitoring', { disableResourceNameHashes: true }), 'monitoring');
+monitoring.synth();
+mkdirSync(monitoringDir, { recursive: true });
+writeFileSync(join(monitoringDir, 'prometheus-rules.yaml'), Yaml.stringify({ groups: ruleGroups }));
+writeFileSync(join(monitoringDir, 'grafana-dashboard.json'), `${JSON.stringify(dashboard, null, 2)}\n`);
