@@ -60,7 +60,7 @@ describe('KeelsonInstall', () => {
     assert.equal(`:${metrics.spec.ports[0].port}`, argsOf(manifests).metricsBindAddress);
   });
 
-  it('mounts the ServiceAccount token by name, where in-cluster clients read it, and nowhere by default', () => {
+  it('mounts the ServiceAccount token explicitly, where in-cluster clients read it, and not by default', () => {
     const pod = one(synth(), 'Deployment').spec.template.spec;
     assert.equal(pod.automountServiceAccountToken, false);
     const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === 'service-account');

@@ -1,6 +1,6 @@
 // The operator install: ServiceAccount, RBAC derived from what the enabled operators declare, the controller
-// Deployment, its metrics Service, a PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no namespace, so put this
-// construct in a Chart without one.
+// Deployment, its metrics Service, a PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no
+// namespace, so put this construct in a Chart without one.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
@@ -139,7 +139,7 @@ export class KeelsonInstall extends Construct {
           metadata: { labels },
           spec: {
             serviceAccountName: controllerName,
-            // The token is mounted by name below rather than by default, so no other container would get it.
+            // The token is mounted explicitly below, so the pod spec shows every credential the pod holds.
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
               seccompProfile: { type: 'RuntimeDefault' } },
@@ -166,8 +166,8 @@ export class KeelsonInstall extends Construct {
                 { name: 'service-account', mountPath: serviceAccountDir, readOnly: true }],
             }],
             volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }, {
-              // What the ServiceAccount admission plugin would mount: a bound token the kubelet rotates, the cluster's
-              // CA and the namespace.
+              // What the ServiceAccount admission plugin would have added: a bound token the kubelet rotates, the
+              // cluster's CA and the namespace.
               name: 'service-account',
               projected: { sources: [
                 { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },

@@ -3,7 +3,7 @@
 // what README's "Installing with kubectl" says stays, and why.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,8 +42,10 @@ async function scan(dir: string): Promise<{ failed: string[]; passed: number }> 
 describe('the install under checkov', () => {
   it('fails only the accepted check and the unpinned image\'s two on dist/', async () => {
     const dist = join(scratch, 'dist');
-    await run('mkdir', [dist]);
-    await run('cp', [join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml'), join(repoRoot, 'dist/0001-keelson.k8s.yaml'), dist]);
+    await mkdir(dist);
+    for (const file of ['0000-keelson-crds.k8s.yaml', '0001-keelson.k8s.yaml']) {
+      await copyFile(join(repoRoot, 'dist', file), join(dist, file));
+    }
     const { failed, passed } = await scan(dist);
     assert.deepEqual(failed, [...accepted, ...unpinned].sort());
     assert.ok(passed > 100, `only ${passed} checks passed`);
@@ -53,7 +55,7 @@ describe('the install under checkov', () => {
     const chart = new Chart(Testing.app(), 'pinned');
     new KeelsonInstall(chart, 'install', { image: 'keelson/controller:0.1.0', imageDigest: `sha256:${'0'.repeat(64)}` });
     const pinned = join(scratch, 'pinned');
-    await run('mkdir', [pinned]);
+    await mkdir(pinned);
     // JSON is YAML: one document per object.
     await writeFile(join(pinned, 'install.yaml'), Testing.synth(chart).map((o) => JSON.stringify(o)).join('\n---\n'));
     assert.deepEqual((await scan(pinned)).failed, accepted);

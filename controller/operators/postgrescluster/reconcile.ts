@@ -206,7 +206,8 @@ class PostgresClusterReconciler {
       const name = claim.metadata.name;
       const pod = pods.find((p) => p.metadata.name === name);
       return { name, index: indexOf(name), claim: true, ...(pod ? { pod: {
-        phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod), role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
+        phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
+        role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
         version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
     });
     const lost = findCondition(cluster.status?.conditions as Condition[] | undefined, 'PrimaryAvailable');
