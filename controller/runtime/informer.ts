@@ -40,13 +40,11 @@ export interface InformerOptions {
 }
 
 export const defaultInformerOptions: InformerOptions = {
-  silenceTimeoutMs: Number(process.env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ?? 70_000),
-  watchTimeoutSeconds: process.env.KEELSON_WATCH_TIMEOUT_SECONDS
-    ? () => Number(process.env.KEELSON_WATCH_TIMEOUT_SECONDS)
-    : () => 300 + Math.floor(Math.random() * 300),
+  silenceTimeoutMs: 70_000,
+  watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 300),
   initialBackoffMs: 200,
   maxBackoffMs: 30_000,
-  initialState: process.env.KEELSON_INITIAL_STATE === 'list' ? 'list' : 'stream',
+  initialState: 'stream',
 };
 
 /** The bookmark annotation that ends a watch's initial events. */

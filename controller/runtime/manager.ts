@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerOptions } from '../api/flags.ts';
 import type { Permission } from '../api/permissions.ts';
 import { Cache } from './cache.ts';
+import { defaultInformerOptions, type InformerOptions } from './informer.ts';
 import { Client } from './client.ts';
 import { Controller, type ControllerSpec } from './controller.ts';
 import { EventRecorder } from './events.ts';
@@ -38,7 +39,20 @@ export interface Operator {
   setup(context: OperatorContext): void;
 }
 
-export const leaseName = 'keelson-controller-leader';
+/** What a manager names itself by: Keelson's names unless a program of another name sets its own. */
+export interface ManagerIdentity {
+  /** The Lease leader election holds. @default keelson-controller-leader */
+  leaseName?: string;
+  /** The field manager of its writes; each operator writes as `<fieldManager>-<operator>`. @default keelson */
+  fieldManager?: string;
+  /** Its requests' User-Agent, before `/<identity>`. @default keelson */
+  userAgent?: string;
+  /** This replica, in the Lease and in Events' reporting instance. @default the host name and a random suffix */
+  identity?: string;
+  /** How its informers watch, where not as defaultInformerOptions says. */
+  informers?: Partial<InformerOptions>;
+}
+
 const shutdownTimeoutMs = 25_000;
 
 export class Manager {
@@ -48,21 +62,24 @@ export class Manager {
   private readonly client: Client;
   private readonly controllers: Controller[] = [];
   private readonly identity: string;
+  private readonly leaseName: string;
   private servers: (Server | undefined)[] = [];
 
   constructor(private readonly options: ControllerOptions, config: KubeConfig, private readonly log: Logger,
-    operators: readonly Operator[]) {
-    this.identity = process.env.POD_NAME ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
-    this.rest = new RestClient(config, `keelson/${this.identity}`);
+    operators: readonly Operator[], names: ManagerIdentity = {}) {
+    this.identity = names.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+    this.leaseName = names.leaseName ?? 'keelson-controller-leader';
+    this.rest = new RestClient(config, `${names.userAgent ?? 'keelson'}/${this.identity}`);
     const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions];
-    this.client = new Client(this.rest, declared, 'keelson', (verb, type, code) =>
+    this.client = new Client(this.rest, declared, names.fieldManager ?? 'keelson', (verb, type, code) =>
       this.metrics.clientRequests.inc({ verb, resource: type.resource, code: String(code) }));
-    this.cache = new Cache(this.client, this.metrics, log);
+    this.cache = new Cache(this.client, this.metrics, log, { ...defaultInformerOptions, ...names.informers });
     for (const operator of operators) this.setUp(operator);
   }
 
   private setUp(operator: Operator): void {
-    const client = this.client.scoped([...operator.permissions, ...eventPermissions], `keelson-${operator.name}`);
+    const client = this.client.scoped([...operator.permissions, ...eventPermissions],
+      `${this.client.fieldManager}-${operator.name}`);
     const log = this.log.child({ operator: operator.name });
     operator.setup({
       client,
@@ -157,11 +174,12 @@ export class Manager {
   private elector(): LeaderElector {
     const namespace = this.options.leaderElectionNamespace;
     if (!namespace) throw new Error('--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)');
-    this.metrics.leaderStatus.set({ name: leaseName }, 0);
+    const name = this.leaseName;
+    this.metrics.leaderStatus.set({ name }, 0);
     return new LeaderElector(this.client.scoped(leaderElectionPermissions), {
-      namespace, name: leaseName, identity: this.identity,
+      namespace, name, identity: this.identity,
       leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000,
-    }, this.log, (leading) => this.metrics.leaderStatus.set({ name: leaseName }, leading ? 1 : 0));
+    }, this.log, (leading) => this.metrics.leaderStatus.set({ name }, leading ? 1 : 0));
   }
 }
 

@@ -2,7 +2,17 @@
 import { parseControllerFlags, usage, type ControllerOptions } from '../api/flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { createLogger } from './log.ts';
+import type { InformerOptions } from './informer.ts';
 import { Manager, type Operator } from './manager.ts';
+
+/** The informer settings the environment turns (tests shorten the watch's timeouts through them). */
+function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
+  return {
+    ...(env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ? { silenceTimeoutMs: Number(env.KEELSON_WATCH_SILENCE_TIMEOUT_MS) } : {}),
+    ...(env.KEELSON_WATCH_TIMEOUT_SECONDS ? { watchTimeoutSeconds: () => Number(env.KEELSON_WATCH_TIMEOUT_SECONDS) } : {}),
+    ...(env.KEELSON_INITIAL_STATE === 'list' ? { initialState: 'list' as const } : {}),
+  };
+}
 
 /** Runs until SIGTERM or SIGINT; resolves with the process's exit code. */
 export async function runController(argv: string[], env: NodeJS.ProcessEnv, operators: readonly Operator[]):
@@ -24,7 +34,8 @@ Promise<number> {
   }
   try {
     const chosen = operators.filter((o) => options.controllers.includes(o.name));
-    const manager = new Manager(options, await loadKubeConfig(options.kubeconfig), log, chosen);
+    const manager = new Manager(options, await loadKubeConfig(options.kubeconfig), log, chosen,
+      { identity: env.POD_NAME, informers: informerSettings(env) });
     return await manager.run(stop.signal);
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');
