@@ -124,6 +124,18 @@ describe('KeelsonInstall', () => {
     assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '1Gi' } });
   });
 
+  it('places and annotates its pods as told, and leaves the pod spec bare otherwise', () => {
+    const placement = { nodeSelector: { 'kubernetes.io/os': 'linux' }, podAnnotations: { 'example.com/team': 'platform' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'operators', effect: 'NoSchedule' }] };
+    const pod = one(synth(placement), 'Deployment').spec.template;
+    assert.deepEqual(pod.metadata.annotations, placement.podAnnotations);
+    assert.deepEqual(pod.spec.nodeSelector, placement.nodeSelector);
+    assert.deepEqual(pod.spec.tolerations, placement.tolerations);
+    const bare = one(synth(), 'Deployment').spec.template;
+    assert.deepEqual([bare.metadata.annotations, bare.spec.nodeSelector, bare.spec.tolerations, bare.spec.affinity],
+      [undefined, undefined, undefined, undefined]);
+  });
+
   it('grants with a Role in the watched namespace instead of a ClusterRole', () => {
     const manifests = synth({ watchNamespace: 'apps', leaderElection: false });
     assert.equal(only(manifests, 'ClusterRole').length, 0);

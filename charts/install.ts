@@ -7,7 +7,7 @@ import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
 import type { Permission } from '../controller/api/permissions.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
 import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
-import { policyRules } from './rbac.ts';
+import { policyRules, type PolicyRule } from './rbac.ts';
 
 export interface ResourceSettings {
   requests: { cpu: string; memory: string };
@@ -23,6 +23,8 @@ export interface KeelsonInstallProps {
   image: string;
   /** Pins the image to a digest (`sha256:...`): the reference becomes image@digest. */
   imageDigest?: string;
+  /** @default IfNotPresent */
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /** Controller replicas. @default 1 */
   replicas?: number;
   /**
@@ -42,6 +44,12 @@ export interface KeelsonInstallProps {
   webhookAllowedDestinations?: string[];
   /** A NetworkPolicy admitting only the metrics and health ports. @default true */
   networkPolicy?: boolean;
+  /** Where the controller's pods may run, as in a pod spec. */
+  nodeSelector?: Record<string, string>;
+  tolerations?: k8s.Toleration[];
+  affinity?: k8s.Affinity;
+  /** Annotations on the controller's pods (a scraper's, a service mesh's). */
+  podAnnotations?: Record<string, string>;
 }
 
 export const controllerName = 'keelson-controller';
@@ -55,6 +63,14 @@ export function imageReference(image: string, digest?: string): string {
   if (digest === undefined) return image;
   if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`imageDigest: "${digest}" is not sha256: and 64 hex digits`);
   return `${image}@${digest}`;
+}
+
+export const defaultResources: ResourceSettings = { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } };
+
+/** The RBAC rules of each operator, then the Events rule every operator shares (the Helm chart switches each on). */
+export function ruleSections(operators: readonly CatalogEntry[]): { operator?: string; rules: PolicyRule[] }[] {
+  return [...operators.map((entry) => ({ operator: entry.name, rules: policyRules(entry.permissions) })),
+    { rules: policyRules(eventPermissions) }];
 }
 
 export function enabledOperators(operators?: string[]): CatalogEntry[] {
@@ -95,7 +111,7 @@ export class KeelsonInstall extends Construct {
     }
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(controllerName) });
     const subjects = [{ kind: 'ServiceAccount', name: controllerName, namespace }];
-    const rules = policyRules(this.permissions);
+    const rules = ruleSections(this.operators).flatMap((section) => section.rules);
     if (props.watchNamespace) {
       const watched = { name: controllerName, namespace: props.watchNamespace, labels };
       new k8s.KubeRole(this, 'role', { metadata: watched, rules });
@@ -114,7 +130,7 @@ export class KeelsonInstall extends Construct {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name } });
     }
 
-    const resources = props.resources ?? { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } };
+    const resources = props.resources ?? defaultResources;
     const quantities = (values: Record<string, string | undefined>) => Object.fromEntries(
       Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k8s.Quantity.fromString(v!)]));
     const args = controllerArgs({
@@ -136,9 +152,12 @@ export class KeelsonInstall extends Construct {
         replicas,
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels },
+          metadata: { labels, annotations: props.podAnnotations },
           spec: {
             serviceAccountName: controllerName,
+            nodeSelector: props.nodeSelector,
+            tolerations: props.tolerations,
+            affinity: props.affinity,
             // The token is mounted explicitly below, so the pod spec shows every credential the pod holds.
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
@@ -147,7 +166,7 @@ export class KeelsonInstall extends Construct {
             containers: [{
               name: 'controller',
               image,
-              imagePullPolicy: 'IfNotPresent',
+              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
               args,
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },

@@ -1,11 +1,13 @@
-// The repository's own cdk8s app: the default install into dist/, the samples into dist/samples/ and monitoring into
-// dist/monitoring/ (neither applied by `kubectl apply -f dist/`, which does not recurse).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The repository's own cdk8s app: the default install into dist/, the samples into dist/samples/, monitoring into
+// dist/monitoring/ and the Helm chart into dist/helm/keelson/ (none applied by `kubectl apply -f dist/`, which does
+// not recurse).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { App, Chart, Yaml } from 'cdk8s';
 import { KeelsonCrds } from './crds.ts';
 import { KeelsonInstall } from './install.ts';
 import { dashboard } from './dashboard.ts';
+import { helmChart } from './helm.ts';
 import { KeelsonMonitoring, ruleGroups } from './monitoring.ts';
 import { loadSamples, Samples } from './samples.ts';
 
@@ -33,3 +35,10 @@ monitoring.synth();
 mkdirSync(monitoringDir, { recursive: true });
 writeFileSync(join(monitoringDir, 'prometheus-rules.yaml'), Yaml.stringify({ groups: ruleGroups }));
 writeFileSync(join(monitoringDir, 'grafana-dashboard.json'), `${JSON.stringify(dashboard, null, 2)}\n`);
+
+const helmDir = join(outdir, 'helm', 'keelson');
+rmSync(helmDir, { recursive: true, force: true });
+for (const [path, content] of helmChart(version, readFileSync(join(outdir, '0000-keelson-crds.k8s.yaml'), 'utf8'))) {
+  mkdirSync(dirname(join(helmDir, path)), { recursive: true });
+  writeFileSync(join(helmDir, path), content);
+}

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { Chart, Testing } from 'cdk8s';
 import { Metrics } from '../controller/runtime/metrics.ts';
 import { repoRoot } from '../test/support/paths.ts';
+import { goTool } from '../test/support/tools.ts';
 import { dashboardQueries } from './dashboard.ts';
 import { KeelsonInstall } from './install.ts';
 import { alertRules, KeelsonMonitoring, metricsJob } from './monitoring.ts';
@@ -21,7 +22,7 @@ let promtool: string;
 let scratch: string;
 
 before(async () => {
-  promtool = (await run('bash', [join(repoRoot, 'test/tools/build.sh'), 'promtool'], { timeout: 20 * 60_000 })).stdout.trim();
+  promtool = await goTool('promtool');
   scratch = await mkdtemp(join(tmpdir(), 'keelson-monitoring-'));
 });
 after(() => rm(scratch, { recursive: true, force: true }));

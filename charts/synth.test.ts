@@ -15,7 +15,7 @@ async function synthInto(dir: string): Promise<Map<string, string>> {
   await run(process.execPath, [join(repoRoot, 'build/charts/main.js')], { cwd: repoRoot, env: { ...process.env, CDK8S_OUTDIR: dir } });
   const contents = new Map<string, string>();
   for (const file of (await readdir(dir, { recursive: true })).sort()) {
-    if (/\.(yaml|json)$/.test(file)) contents.set(file, await readFile(join(dir, file), 'utf8'));
+    if (/\.(yaml|json|tpl|txt)$/.test(file)) contents.set(file, await readFile(join(dir, file), 'utf8'));
   }
   return contents;
 }
@@ -30,7 +30,9 @@ describe('synth', () => {
   it('is deterministic: two runs write byte-identical files', async () => {
     const [first, second] = await Promise.all([synthInto(join(scratch, 'a')), synthInto(join(scratch, 'b'))]);
     assert.deepEqual([...first.keys()], ['0000-keelson-crds.k8s.yaml', '0001-keelson.k8s.yaml',
-      'monitoring/grafana-dashboard.json', 'monitoring/keelson-monitoring.k8s.yaml', 'monitoring/prometheus-rules.yaml',
+      'helm/keelson/Chart.yaml', 'helm/keelson/crds/keelson-crds.yaml', 'helm/keelson/templates/NOTES.txt',
+      'helm/keelson/templates/_helpers.tpl', 'helm/keelson/templates/keelson.yaml', 'helm/keelson/values.schema.json',
+      'helm/keelson/values.yaml', 'monitoring/grafana-dashboard.json', 'monitoring/keelson-monitoring.k8s.yaml', 'monitoring/prometheus-rules.yaml',
       'samples/keelson-samples.k8s.yaml']);
     assert.deepEqual(second, first);
   });

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { it } from 'node:test';
 import { repoRoot } from './support/paths.ts';
+import { goTool } from './support/tools.ts';
 
 const run = promisify(execFile);
 const workflowsDir = join(repoRoot, '.github/workflows');
 
 it('pass actionlint', async () => {
-  const actionlint = (await run('bash', [join(repoRoot, 'test/tools/build.sh'), 'actionlint'],
-    { timeout: 10 * 60_000 })).stdout.trim();
+  const actionlint = await goTool('actionlint');
   const workflows = (await readdir(workflowsDir)).map((f) => join(workflowsDir, f));
   assert.ok(workflows.length > 0);
   const result = await run(actionlint, ['-no-color', ...workflows]).catch((error) => error);

@@ -1,13 +1,12 @@
 // The real controller (build/controller/main.js) as the install runs it: a KeelsonInstall synthesized for one test
 // namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
 // Deployment's args; the process authenticates with that ServiceAccount's token.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Chart, Testing } from 'cdk8s';
 import { KeelsonInstall } from '../../charts/install.ts';
 import type { LocalCluster } from '../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
-import { repoRoot } from './paths.ts';
+import { packageVersion, repoRoot } from './paths.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 
@@ -22,7 +21,6 @@ export interface InstalledOperator {
  * The install of `operators` with the controller in `namespace`, watching only that namespace, or every namespace
  * as the default install does (RBAC then a ClusterRole).
  */
-const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
   const chart = new Chart(Testing.app(), 'install');

@@ -1,0 +1,104 @@
+// The Helm chart in dist/helm/keelson, through a real helm (pinned, built from its Go module): it lints, renders
+// dist/ with the default values, renders for every value what KeelsonInstall renders for the prop it stands for,
+// and refuses bad values before anything reaches a cluster.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { App, Chart, Yaml } from 'cdk8s';
+import { packageVersion, repoRoot } from '../test/support/paths.ts';
+import { goTool } from '../test/support/tools.ts';
+import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
+
+const run = promisify(execFile);
+const chartDir = join(repoRoot, 'dist/helm/keelson');
+let helm: string;
+let scratch: string;
+
+before(async () => {
+  helm = await goTool('helm');
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-helm-'));
+});
+after(() => rm(scratch, { recursive: true, force: true }));
+
+/** Objects in a stable order, whatever order helm installs them in. */
+const sorted = (objects: any[]) => objects.filter(Boolean).sort((a, b) =>
+  `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.namespace}/${b.metadata.name}`));
+
+async function template(values: object = {}): Promise<any[]> {
+  const valuesFile = join(scratch, `values-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(valuesFile, JSON.stringify(values));
+  const { stdout } = await run(helm, ['template', 'keelson', chartDir, '-f', valuesFile]);
+  const rendered = `${valuesFile}.yaml`;
+  await writeFile(rendered, stdout);
+  return sorted(Yaml.load(rendered));
+}
+
+function synthesize(props: Partial<KeelsonInstallProps>): any[] {
+  const chart = new Chart(new App(), 'keelson');
+  new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, ...props });
+  return sorted(chart.toJson());
+}
+
+describe('the Helm chart', () => {
+  it('passes helm lint --strict', async () => {
+    const { stdout } = await run(helm, ['lint', '--strict', chartDir]);
+    assert.match(stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('renders dist/ with its default values', async () => {
+    assert.deepEqual(await template(), sorted(Yaml.load(join(repoRoot, 'dist/0001-keelson.k8s.yaml'))));
+  });
+
+  const digest = `sha256:${'ab'.repeat(32)}`;
+  const placement = {
+    nodeSelector: { 'kubernetes.io/os': 'linux' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'operators', effect: 'NoSchedule' }],
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
+    podAnnotations: { 'example.com/team': 'platform' },
+  };
+  const cases: { name: string; values: object; props: Partial<KeelsonInstallProps> }[] = [
+    { name: 'one namespace watched, two operators, two replicas, debug logs',
+      values: { watchNamespace: 'apps', operators: ['tdset', 'podalert'], replicas: 2, logLevel: 'debug' },
+      props: { watchNamespace: 'apps', operators: ['tdset', 'podalert'], replicas: 2, logLevel: 'debug' } },
+    { name: 'an image of your own, pinned, pulled always',
+      values: { image: { repository: 'registry.example/keelson', tag: '9.9.9', digest, pullPolicy: 'Always' } },
+      props: { image: 'registry.example/keelson:9.9.9', imageDigest: digest, imagePullPolicy: 'Always' } },
+    { name: 'another namespace, not created, no NetworkPolicy, webhooks limited',
+      values: { namespace: 'ops', createNamespace: false, networkPolicy: false, webhookAllowedDestinations: ['hooks.example', '10.0.0.0/8'] },
+      props: { namespace: 'ops', createNamespace: false, networkPolicy: false, webhookAllowedDestinations: ['hooks.example', '10.0.0.0/8'] } },
+    { name: 'resources and placement',
+      values: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement },
+      props: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement } },
+  ];
+  for (const { name, values, props } of cases) {
+    it(`renders what KeelsonInstall synthesizes: ${name}`, async () => {
+      assert.deepEqual(await template(values), synthesize(props));
+    });
+  }
+
+  it('takes the release\'s namespace when namespace is empty', async () => {
+    const { stdout } = await run(helm, ['template', 'keelson', chartDir, '--namespace', 'team-a', '--set', 'namespace=',
+      '--set', 'createNamespace=false']);
+    assert.match(stdout, /namespace: team-a/);
+    assert.doesNotMatch(stdout, /keelson-system/);
+  });
+
+  it('refuses values the schema rules out, saying which and why', async () => {
+    for (const [set, message] of [
+      ['operators={tdset,nginx}', /\/operators\/1.*must be one of 'tdset'/],
+      ['image.digest=sha256:abc', /\/image\/digest.*does not match pattern/],
+      ['replicas=0', /\/replicas.*minimum/],
+      ['logLevel=verbose', /\/logLevel.*must be one of/],
+      ['watchNamespaces=apps', /additional properties 'watchNamespaces' not allowed/],
+    ] as const) {
+      const result = await run(helm, ['template', 'keelson', chartDir, '--set', set]).catch((error) => error);
+      assert.ok(result.code > 0, `${set} was accepted`);
+      assert.match(result.stderr, message);
+    }
+  });
+});

@@ -1,0 +1,249 @@
+// The Helm chart in dist/helm/keelson: KeelsonInstall's own objects, with each value a Helm user sets put where the
+// construct's prop would put it. `helm template` with the default values gives dist/, and charts/helm.test.ts holds
+// every value to the prop it stands for.
+import { App, Chart, Yaml } from 'cdk8s';
+import { flagSpecs, logLevels, type ControllerOptions } from '../controller/api/flags.ts';
+import { catalog } from '../controller/operators/catalog.ts';
+import { controllerName, defaultResources, KeelsonInstall, ruleSections, type KeelsonInstallProps } from './install.ts';
+
+export const defaultImageRepository = 'keelson/controller';
+
+/**
+ * Stand-ins written into the objects before they become YAML, replaced afterwards: a value by a template expression,
+ * a whole line (a map key, a list item) by template lines indented where that line stands.
+ */
+class Placeholders {
+  private readonly values = new Map<string, string>();
+  private readonly blocks = new Map<string, (indent: number) => string[]>();
+
+  value(expression: string): string {
+    const token = `__helm_value_${this.values.size}__`;
+    this.values.set(token, expression);
+    return token;
+  }
+
+  block(lines: (indent: number) => string[]): string {
+    const token = `__helm_block_${this.blocks.size}__`;
+    this.blocks.set(token, lines);
+    return token;
+  }
+
+  render(yaml: string): string {
+    return yaml.split('\n').flatMap((line) => {
+      const whole = /^( *)(?:- )?(__helm_block_\d+__)(?:: null)?$/.exec(line);
+      if (whole) {
+        const indent = whole[1]!.length;
+        return this.blocks.get(whole[2]!)!(indent).map((text) => `${' '.repeat(indent)}${text}`);
+      }
+      return [line.replace(/__helm_value_\d+__/g, (token) => this.values.get(token)!)];
+    }).join('\n');
+  }
+}
+
+const yamlLines = (value: unknown) => Yaml.stringify(value).trimEnd().split('\n');
+/** `key:` and the value's YAML under it, when the value is set. */
+const optional = (key: string, value: string) => (indent: number) =>
+  [`{{- with ${value} }}`, `${key}:`, `  {{- toYaml . | nindent ${indent + 2} }}`, '{{- end }}'];
+
+function synthesize(props: KeelsonInstallProps): any[] {
+  const chart = new Chart(new App(), 'keelson');
+  new KeelsonInstall(chart, 'install', props);
+  return chart.toJson();
+}
+
+/** templates/keelson.yaml: the install's objects, each one switched on or shaped by the values. */
+function installTemplate(): string {
+  const helm = new Placeholders();
+  const base = { image: helm.value('{{ include "keelson.image" . }}'), namespace: helm.value('{{ include "keelson.namespace" . }}') };
+  const objects = synthesize(base);
+  const watched = synthesize({ ...base, watchNamespace: helm.value('{{ .Values.watchNamespace }}') })
+    .filter((o) => ['Role', 'RoleBinding'].includes(o.kind) && o.metadata.name === controllerName);
+  const highlyAvailable = synthesize({ ...base, replicas: 2 }).find((o) => o.kind === 'PodDisruptionBudget');
+
+  const rules = helm.block(() => ['rules:', ...ruleSections(catalog).flatMap(({ operator, rules }) => {
+    const lines = yamlLines(rules).map((line) => `  ${line}`);
+    return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
+  })]);
+  const flag = (key: keyof ControllerOptions) => `--${flagSpecs[key].flag}`;
+  const documents: { object: any; when?: string }[] = [];
+  for (const object of objects) {
+    switch (object.kind) {
+      case 'Namespace':
+        documents.push({ object, when: '.Values.createNamespace' });
+        break;
+      case 'ClusterRole':
+      case 'ClusterRoleBinding':
+        documents.push({ object, when: 'not .Values.watchNamespace' });
+        // Watching one namespace, the same grants are a Role there.
+        if (object.kind === 'ClusterRoleBinding') documents.push(...watched.map((o) => ({ object: o, when: '.Values.watchNamespace' })));
+        break;
+      case 'Deployment': {
+        object.spec.replicas = helm.value('{{ .Values.replicas }}');
+        const pod = object.spec.template;
+        pod.metadata[helm.block(optional('annotations', '.Values.podAnnotations'))] = null;
+        for (const key of ['nodeSelector', 'tolerations', 'affinity']) {
+          pod.spec[helm.block(optional(key, `.Values.${key}`))] = null;
+        }
+        const [container] = pod.spec.containers;
+        container.imagePullPolicy = helm.value('{{ .Values.image.pullPolicy }}');
+        delete container.resources;
+        container[helm.block((indent) => ['resources:', `  {{- toYaml .Values.resources | nindent ${indent + 2} }}`])] = null;
+        container.args = container.args.flatMap((arg: string) => {
+          if (arg.startsWith(`${flag('controllers')}=`)) {
+            return [`${flag('controllers')}=${helm.value('{{ join "," .Values.operators }}')}`,
+              helm.block(() => ['{{- with .Values.watchNamespace }}', `- ${flag('namespace')}={{ . }}`, '{{- end }}'])];
+          }
+          if (arg.startsWith(`${flag('logLevel')}=`)) {
+            return [`${flag('logLevel')}=${helm.value('{{ .Values.logLevel }}')}`,
+              helm.block(() => ['{{- with .Values.webhookAllowedDestinations }}',
+                `- ${flag('webhookAllowedDestinations')}={{ join "," . }}`, '{{- end }}'])];
+          }
+          return [arg];
+        });
+        documents.push({ object });
+        break;
+      }
+      case 'NetworkPolicy':
+        documents.push({ object, when: '.Values.networkPolicy' });
+        break;
+      case 'PodDisruptionBudget': {
+        const { selector, ...single } = object.spec;
+        const { selector: _, ...several } = highlyAvailable.spec;
+        object.spec = { selector, [helm.block(() => ['{{- if gt (int .Values.replicas) 1 }}', ...yamlLines(several),
+          '{{- else }}', ...yamlLines(single), '{{- end }}'])]: null };
+        documents.push({ object });
+        break;
+      }
+      default:
+        documents.push({ object });
+    }
+  }
+  for (const role of [...objects.filter((o) => o.kind === 'ClusterRole'), ...watched.filter((o) => o.kind === 'Role')]) {
+    delete role.rules;
+    role[rules] = null;
+  }
+  return documents.map(({ object, when }) => {
+    const yaml = `---\n${helm.render(Yaml.stringify(object).trimEnd())}\n`;
+    return when ? `{{- if ${when} }}\n${yaml}{{- end }}\n` : yaml;
+  }).join('');
+}
+
+const helpers = `{{/* The namespace the controller runs in: the value, or the release's. */}}
+{{- define "keelson.namespace" -}}
+{{ .Values.namespace | default .Release.Namespace }}
+{{- end }}
+
+{{/* repository:tag, pinned to the digest when one is set; the tag defaults to the chart's appVersion. */}}
+{{- define "keelson.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ with .Values.image.digest }}@{{ . }}{{ end }}
+{{- end }}
+`;
+
+const notes = `Keelson {{ .Chart.AppVersion }} runs in namespace {{ include "keelson.namespace" . }}{{ with .Values.watchNamespace }}, watching {{ . }} only{{ end }}.
+Operators: {{ join ", " .Values.operators }}.
+
+  kubectl -n {{ include "keelson.namespace" . }} rollout status deployment/${controllerName}
+  kubectl get ${catalog.map((entry) => entry.kind.plural).join(',')} -A
+
+The CRDs come from the chart's crds/ folder: helm installs them once and never upgrades or deletes them.
+Apply crds/ yourself (kubectl apply --server-side -f) when a new chart version changes them.
+`;
+
+function values(version: string): string {
+  const operators = catalog.map((entry) => entry.name);
+  return `# Keelson's Helm chart, written by charts/helm.ts from the same constructs as dist/: edit those, not this.
+image:
+  repository: ${defaultImageRepository}
+  # Defaults to the chart's appVersion (${version}).
+  tag: ""
+  # Pins the image, sha256: and 64 hex digits; the reference becomes repository:tag@digest.
+  digest: ""
+  pullPolicy: IfNotPresent
+
+# Where the controller runs; empty for the release's namespace.
+namespace: keelson-system
+# Create that namespace, labelled for the restricted Pod Security Standard. Set false when helm creates it
+# (helm install --namespace keelson-system --create-namespace) or it exists.
+createNamespace: true
+
+# Two or more run one leader at a time (a coordination.k8s.io Lease) and keep one up through node drains.
+replicas: 1
+
+# The operators to run; RBAC grants what these need and nothing more.
+operators:
+${yamlLines(operators).map((line) => `  ${line}`).join('\n')}
+
+# Watch only this namespace (RBAC becomes a Role there); empty for every namespace.
+watchNamespace: ""
+
+resources:
+${yamlLines(defaultResources).map((line) => `  ${line}`).join('\n')}
+
+# ${logLevels.join(', ')}
+logLevel: info
+
+# PodAlert webhooks go only to these hosts and CIDRs; empty for anywhere but link-local addresses.
+webhookAllowedDestinations: []
+
+# A NetworkPolicy admitting only the metrics (8080) and health (8081) ports.
+networkPolicy: true
+
+nodeSelector: {}
+tolerations: []
+affinity: {}
+podAnnotations: {}
+`;
+}
+
+function valuesSchema(): object {
+  const object = { type: 'object' };
+  const strings = { type: 'object', additionalProperties: { type: 'string' } };
+  const quantities = { type: 'object', additionalProperties: { type: ['string', 'number'] } };
+  return {
+    $schema: 'https://json-schema.org/draft-07/schema#',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      global: object,
+      image: { type: 'object', additionalProperties: false, properties: {
+        repository: { type: 'string', minLength: 1 },
+        tag: { type: 'string' },
+        digest: { type: 'string', pattern: '^(sha256:[0-9a-f]{64})?$' },
+        pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
+      } },
+      namespace: { type: 'string' },
+      createNamespace: { type: 'boolean' },
+      replicas: { type: 'integer', minimum: 1 },
+      operators: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: catalog.map((entry) => entry.name) } },
+      watchNamespace: { type: 'string' },
+      resources: { type: 'object', additionalProperties: false, properties: { requests: quantities, limits: quantities } },
+      logLevel: { enum: [...logLevels] },
+      webhookAllowedDestinations: { type: 'array', items: { type: 'string', minLength: 1 } },
+      networkPolicy: { type: 'boolean' },
+      nodeSelector: strings,
+      tolerations: { type: 'array', items: object },
+      affinity: object,
+      podAnnotations: strings,
+    },
+  };
+}
+
+/** The chart's files by path, relative to its folder. `crds` is the CRDs' YAML as dist/ has it. */
+export function helmChart(version: string, crds: string): Map<string, string> {
+  const chart = `apiVersion: v2
+name: keelson
+description: Kubernetes operators in TypeScript - TDSet, PodBuggerTool, PodAlert, PostgresCluster, PrometheusJmxExporter
+type: application
+version: ${version}
+appVersion: "${version}"
+`;
+  return new Map([
+    ['Chart.yaml', chart],
+    ['values.yaml', values(version)],
+    ['values.schema.json', `${JSON.stringify(valuesSchema(), null, 2)}\n`],
+    ['crds/keelson-crds.yaml', crds],
+    ['templates/_helpers.tpl', helpers],
+    ['templates/keelson.yaml', installTemplate()],
+    ['templates/NOTES.txt', notes],
+  ]);
+}
