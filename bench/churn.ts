@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod } from '../controller/runtime/core.ts';
 import type { RestClient } from '../controller/runtime/rest.ts';
-import { keelsonType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
+import { kindType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
 import { PodAlert } from '../controller/operators/podalert/schema.ts';
 import { simulateLabel } from '../test/cluster/stages.ts';
 import { waitFor } from '../test/support/wait.ts';
@@ -16,7 +16,7 @@ import { quantile } from './stats.ts';
 import { record, type Bench, type Contender } from './scenarios.ts';
 import { watch } from './watch.ts';
 
-const podAlertType = keelsonType(PodAlert);
+const podAlertType = kindType(PodAlert);
 
 interface WatchedPodAlert extends KubeObject {
   status?: { lastEvaluationTime?: string; alerts?: { pod: string }[] };

@@ -1,13 +1,13 @@
 // The benchmark's workload: TDSets whose schedule keeps them on defaultReplica for the whole run, created and
 // changed by the benchmark, and a tracker that sees, through its own watches, when each one has been reconciled.
 import type { RestClient } from '../controller/runtime/rest.ts';
-import { keelsonType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
+import { kindType, pathOf, types, type KubeObject } from '../controller/runtime/resources.ts';
 import { TDSet, type TDSetResource } from '../controller/operators/tdset/schema.ts';
 import type { Owner } from '../controller/runtime/objects.ts';
 import { retrying } from './retrying.ts';
 import { watch, type Watch } from './watch.ts';
 
-export const tdsetType = keelsonType(TDSet);
+export const tdsetType = kindType(TDSet);
 
 /** A TDSet as the apiserver returns it: defaulted, so defaultReplica is always there. */
 export type TDSetObject = TDSetResource & Owner & { spec: { defaultReplica: number } };

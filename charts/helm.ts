@@ -4,7 +4,8 @@
 import { App, Chart, Yaml } from 'cdk8s';
 import { flagSpecs, logLevels, type ControllerOptions } from '../controller/api/flags.ts';
 import { catalog } from '../controller/operators/catalog.ts';
-import { controllerName, defaultResources, KeelsonInstall, ruleSections, type KeelsonInstallProps } from './install.ts';
+import { controllerName, KeelsonInstall, type KeelsonInstallProps } from './install.ts';
+import { defaultResources, ruleSections } from './operator-install.ts';
 
 export const defaultImageRepository = 'keelson/controller';
 

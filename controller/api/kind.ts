@@ -1,10 +1,15 @@
-// A custom kind of the keelson.dev API, and the CustomResourceDefinition that serves it.
+// A custom kind (of the keelson.dev API unless told otherwise), and the CustomResourceDefinition that serves it.
 import type { ObjectNode, OpenApiSchema } from './schema.ts';
 
-export const group = 'keelson.dev';
-export const version = 'v1alpha1';
-export const apiVersion = `${group}/${version}`;
-export const category = 'keelson';
+/** Where a kind is served. Keelson's own: keelson.dev/v1alpha1, in the category `keelson`. */
+export interface ApiGroup {
+  group: string;
+  version: string;
+  /** `kubectl get <category>` lists every kind in it; also the CRD's app.kubernetes.io/part-of label. */
+  category: string;
+}
+
+export const keelsonApi: ApiGroup = { group: 'keelson.dev', version: 'v1alpha1', category: 'keelson' };
 
 export interface PrinterColumn {
   name: string;
@@ -15,6 +20,7 @@ export interface PrinterColumn {
 }
 
 export interface KindDefinition<Spec, Status> {
+  api: ApiGroup;
   kind: string;
   /** The lower-case kind plus "s", as every Keelson kind's plural is. */
   plural: string;
@@ -58,14 +64,16 @@ const ageColumn: PrinterColumn = {
   name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.',
 };
 
-export function defineKind<Spec, Status>(
-  definition: Omit<KindDefinition<Spec, Status>, 'plural' | 'singular'>): KindDefinition<Spec, Status> {
+export function defineKind<Spec, Status>(definition: Omit<KindDefinition<Spec, Status>, 'plural' | 'singular' | 'api'>
+  & { api?: ApiGroup }): KindDefinition<Spec, Status> {
   const singular = definition.kind.toLowerCase();
-  return { ...definition, singular, plural: `${singular}s` };
+  return { ...definition, api: definition.api ?? keelsonApi, singular, plural: `${singular}s` };
 }
 
+export const apiVersionOfKind = ({ api }: KindDefinition<unknown, unknown>): string => `${api.group}/${api.version}`;
+
 export function crdName(definition: KindDefinition<unknown, unknown>): string {
-  return `${definition.plural}.${group}`;
+  return `${definition.plural}.${definition.api.group}`;
 }
 
 /** The kind's CustomResourceDefinition as a plain manifest (keys exactly as the apiserver expects them). */
@@ -78,7 +86,7 @@ export function customResourceDefinition(definition: KindDefinition<unknown, unk
     description: definition.description,
     required: ['spec'],
     properties: {
-      apiVersion: { type: 'string', description: 'The versioned schema of this object: keelson.dev/v1alpha1.' },
+      apiVersion: { type: 'string', description: `The versioned schema of this object: ${apiVersionOfKind(definition)}.` },
       kind: { type: 'string', description: `The kind of this object: ${definition.kind}.` },
       metadata: { type: 'object' },
       spec: definition.spec.openApi,
@@ -88,9 +96,9 @@ export function customResourceDefinition(definition: KindDefinition<unknown, unk
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: crdName(definition), labels: { 'app.kubernetes.io/part-of': 'keelson' } },
+    metadata: { name: crdName(definition), labels: { 'app.kubernetes.io/part-of': definition.api.category } },
     spec: {
-      group,
+      group: definition.api.group,
       scope: 'Namespaced',
       names: {
         kind: definition.kind,
@@ -98,10 +106,10 @@ export function customResourceDefinition(definition: KindDefinition<unknown, unk
         plural: definition.plural,
         singular: definition.singular,
         shortNames: definition.shortNames,
-        categories: [category],
+        categories: [definition.api.category],
       },
       versions: [{
-        name: version,
+        name: definition.api.version,
         served: true,
         storage: true,
         schema: { openAPIV3Schema },

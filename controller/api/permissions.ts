@@ -22,11 +22,12 @@ export function allows(declared: readonly Permission[], group: string, resource:
  * What an operator needs of its own kind: reading it through the cache and writing its status; and, when it owns
  * objects, updating its finalizers subresource, which the apiserver asks for when they carry blockOwnerDeletion.
  */
-export function ownKind(plural: string, { ownsObjects }: { ownsObjects: boolean }): Permission[] {
+export function ownKind(plural: string, { ownsObjects, group = 'keelson.dev' }: { ownsObjects: boolean; group?: string }):
+Permission[] {
   return [
-    { group: 'keelson.dev', resource: plural, verbs: ['list', 'watch'], reason: `reconcile ${plural}` },
-    { group: 'keelson.dev', resource: `${plural}/status`, verbs: ['patch'], reason: `report ${plural} status` },
-    ...(ownsObjects ? [{ group: 'keelson.dev', resource: `${plural}/finalizers`, verbs: ['update'] as Verb[],
+    { group, resource: plural, verbs: ['list', 'watch'], reason: `reconcile ${plural}` },
+    { group, resource: `${plural}/status`, verbs: ['patch'], reason: `report ${plural} status` },
+    ...(ownsObjects ? [{ group, resource: `${plural}/finalizers`, verbs: ['update'] as Verb[],
       reason: `set blockOwnerDeletion on objects owned by ${plural}` }] : []),
   ];
 }

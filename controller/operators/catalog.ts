@@ -1,6 +1,7 @@
 // Every operator the controller runs, by the name --controllers takes, in the order the install lists them. An
 // operator is one folder with an entry.ts, and one line here. Charts read this: loading it loads no operator's code.
 import type { LocalCluster } from '../../test/cluster/cluster.ts';
+import type { ControllerOptions } from '../api/flags.ts';
 import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
 import type { SampleWriter } from '../api/samples.ts';
@@ -11,7 +12,10 @@ import { postgresCluster } from './postgrescluster/entry.ts';
 import { prometheusJmxExporter } from './prometheusjmxexporter/entry.ts';
 import { tdset } from './tdset/entry.ts';
 
-/** The shortest run that touches every permission an operator declares, in a namespace of its own. */
+/**
+ * The shortest run that touches every permission an operator declares, in a namespace of its own.
+ * @internal test code: left out of the package's type declarations, as smoke.js is left out of the package.
+ */
 export type SmokeTest = (cluster: LocalCluster, namespace: string, timeoutMs: number) => Promise<void>;
 
 export interface CatalogEntry {
@@ -20,10 +24,13 @@ export interface CatalogEntry {
   kind: KindDefinition<any, any>;
   permissions: Permission[];
   /** Its code, loaded where it runs. */
-  operator(): Promise<Operator>;
+  operator(): Promise<Operator<ControllerOptions>>;
   /** Its example in dist/samples/, with the workloads it acts on. */
   sample(): Promise<SampleWriter>;
-  /** Test code, never in the image: proves the synthesized RBAC both enough and no more than needed. */
+  /**
+   * Test code, never in the image or the package: proves the synthesized RBAC both enough and no more than needed.
+   * @internal
+   */
   smoke(): Promise<SmokeTest>;
 }
 

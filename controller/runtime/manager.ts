@@ -1,12 +1,11 @@
 // The manager runs operators: it owns the client, the shared cache, the metrics and health servers and leader
-// election, starts each operator's controllers once the caches have synced (and, with --leader-elect, once this
+// election, starts each operator's controllers once the caches have synced (and, electing a leader, once this
 // process leads), and on shutdown stops taking work, lets reconciles in flight finish, and releases the lease.
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ControllerOptions } from '../api/flags.ts';
 import type { Permission } from '../api/permissions.ts';
 import { Cache } from './cache.ts';
 import { defaultInformerOptions, type InformerOptions } from './informer.ts';
@@ -20,7 +19,7 @@ import { RestClient } from './rest.ts';
 import { boundPort, serveHealth, serveMetrics } from './servers.ts';
 
 /** What an operator gets to work with: only the calls it declared, and the shared cache. */
-export interface OperatorContext {
+export interface OperatorContext<Settings = unknown> {
   client: Client;
   cache: Cache;
   events: EventRecorder;
@@ -28,19 +27,30 @@ export interface OperatorContext {
   log: Logger;
   /** The one namespace watched, or undefined for all. */
   namespace: string | undefined;
-  /** The controller's flags, for the few an operator reads itself. */
-  options: ControllerOptions;
+  /** The program's own settings for its operators (Keelson passes its flags). */
+  settings: Settings;
   addController(spec: ControllerSpec): Controller;
 }
 
-export interface Operator {
+export interface Operator<Settings = unknown> {
   name: string;
+  /** Every API call it makes; its client refuses any other, and the install's RBAC grants exactly these. */
   permissions: readonly Permission[];
-  setup(context: OperatorContext): void;
+  setup(context: OperatorContext<Settings>): void;
 }
 
-/** What a manager names itself by: Keelson's names unless a program of another name sets its own. */
-export interface ManagerIdentity {
+/** How a manager runs, and what it names itself by: Keelson's names unless a program of another name sets its own. */
+export interface ManagerOptions<Settings = undefined> {
+  /** The one namespace to watch. @default every namespace */
+  namespace?: string;
+  /** host:port of /metrics; "0" turns it off. @default :8080 */
+  metricsBindAddress?: string;
+  /** host:port of /healthz and /readyz; "0" turns them off. @default :8081 */
+  healthProbeBindAddress?: string;
+  /** Reconcile only while holding a coordination.k8s.io Lease, so one replica works at a time. @default false */
+  leaderElect?: boolean;
+  /** Where that Lease lives (the pod's own namespace, as a rule). Required with leaderElect. */
+  leaderElectionNamespace?: string;
   /** The Lease leader election holds. @default keelson-controller-leader */
   leaseName?: string;
   /** The field manager of its writes; each operator writes as `<fieldManager>-<operator>`. @default keelson */
@@ -51,11 +61,13 @@ export interface ManagerIdentity {
   identity?: string;
   /** How its informers watch, where not as defaultInformerOptions says. */
   informers?: Partial<InformerOptions>;
+  /** Handed to every operator as `context.settings`. */
+  settings?: Settings;
 }
 
 const shutdownTimeoutMs = 25_000;
 
-export class Manager {
+export class Manager<Settings = undefined> {
   readonly metrics = new Metrics();
   readonly cache: Cache;
   private readonly rest: RestClient;
@@ -65,19 +77,19 @@ export class Manager {
   private readonly leaseName: string;
   private servers: (Server | undefined)[] = [];
 
-  constructor(private readonly options: ControllerOptions, config: KubeConfig, private readonly log: Logger,
-    operators: readonly Operator[], names: ManagerIdentity = {}) {
-    this.identity = names.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
-    this.leaseName = names.leaseName ?? 'keelson-controller-leader';
-    this.rest = new RestClient(config, `${names.userAgent ?? 'keelson'}/${this.identity}`);
+  constructor(config: KubeConfig, private readonly log: Logger, operators: readonly Operator<Settings>[],
+    private readonly options: ManagerOptions<Settings> = {}) {
+    this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+    this.leaseName = options.leaseName ?? 'keelson-controller-leader';
+    this.rest = new RestClient(config, `${options.userAgent ?? 'keelson'}/${this.identity}`);
     const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions];
-    this.client = new Client(this.rest, declared, names.fieldManager ?? 'keelson', (verb, type, code) =>
+    this.client = new Client(this.rest, declared, options.fieldManager ?? 'keelson', (verb, type, code) =>
       this.metrics.clientRequests.inc({ verb, resource: type.resource, code: String(code) }));
-    this.cache = new Cache(this.client, this.metrics, log, { ...defaultInformerOptions, ...names.informers });
+    this.cache = new Cache(this.client, this.metrics, log, { ...defaultInformerOptions, ...options.informers });
     for (const operator of operators) this.setUp(operator);
   }
 
-  private setUp(operator: Operator): void {
+  private setUp(operator: Operator<Settings>): void {
     const client = this.client.scoped([...operator.permissions, ...eventPermissions],
       `${this.client.fieldManager}-${operator.name}`);
     const log = this.log.child({ operator: operator.name });
@@ -88,7 +100,7 @@ export class Manager {
       metrics: this.metrics,
       log,
       namespace: this.options.namespace,
-      options: this.options,
+      settings: this.options.settings as Settings,
       addController: (spec) => {
         const controller = new Controller(spec, this.cache, client, this.options.namespace, this.metrics, log);
         controller.watch();
@@ -107,8 +119,8 @@ export class Manager {
   async run(signal: AbortSignal): Promise<number> {
     let stopping = false;
     const started = await Promise.allSettled([
-      serveMetrics(this.options.metricsBindAddress, this.metrics.registry),
-      serveHealth(this.options.healthProbeBindAddress, {
+      serveMetrics(this.options.metricsBindAddress ?? ':8080', this.metrics.registry),
+      serveHealth(this.options.healthProbeBindAddress ?? ':8081', {
         healthz: () => undefined,
         readyz: () => {
           if (stopping) return 'shutting down';
@@ -173,7 +185,7 @@ export class Manager {
 
   private elector(): LeaderElector {
     const namespace = this.options.leaderElectionNamespace;
-    if (!namespace) throw new Error('--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)');
+    if (!namespace) throw new Error('leader election needs a namespace for its Lease (--leader-election-namespace or POD_NAMESPACE)');
     const name = this.leaseName;
     this.metrics.leaderStatus.set({ name }, 0);
     return new LeaderElector(this.client.scoped(leaderElectionPermissions), {

@@ -1,7 +1,7 @@
 // The primary object of a reconcile, as an operator needs it: live (not being deleted), with apiVersion and kind
 // (items of a list carry neither, and owner references and Events need both), its spec defaulted, and what the
 // schema finds wrong with it.
-import { apiVersion, type KindDefinition, type Resource } from '../api/kind.ts';
+import { apiVersionOfKind, type KindDefinition, type Resource } from '../api/kind.ts';
 import { validate, withDefaults } from '../api/validate.ts';
 import type { Request } from './controller.ts';
 import type { Informer } from './informer.ts';
@@ -21,7 +21,7 @@ export function readPrimary<Spec, Status>(informer: Informer<Resource<Spec, Stat
   if (!cached || cached.metadata.deletionTimestamp) return undefined;
   const spec = withDefaults(definition.spec.openApi, cached.spec);
   return {
-    object: { ...cached, apiVersion, kind: definition.kind } as Resource<Spec, Status> & Owner,
+    object: { ...cached, apiVersion: apiVersionOfKind(definition), kind: definition.kind } as Resource<Spec, Status> & Owner,
     spec,
     problems: validate(definition.spec.openApi, spec, 'spec').map((e) => `${e.path} ${e.message}`),
   };

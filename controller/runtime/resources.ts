@@ -1,6 +1,5 @@
 // What the runtime needs to know of a resource type to reach it: its group, version, plural and kind.
 import type { KindDefinition } from '../api/kind.ts';
-import { group as keelsonGroup, version as keelsonVersion } from '../api/kind.ts';
 
 export interface ResourceType {
   group: string;
@@ -63,10 +62,10 @@ export const types = {
   jobs: { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', namespaced: true },
 } satisfies Record<string, ResourceType>;
 
-/** The resource type serving a Keelson kind. */
-export function keelsonType(definition: KindDefinition<unknown, unknown>): ResourceType {
-  return { group: keelsonGroup, version: keelsonVersion, resource: definition.plural, kind: definition.kind,
-    namespaced: true };
+/** The resource type serving a custom kind. */
+export function kindType(definition: KindDefinition<unknown, unknown>): ResourceType {
+  return { group: definition.api.group, version: definition.api.version, resource: definition.plural,
+    kind: definition.kind, namespaced: true };
 }
 
 export function apiVersionOf(type: ResourceType): string {

@@ -3,7 +3,10 @@ import { parseControllerFlags, usage, type ControllerOptions } from '../api/flag
 import { loadKubeConfig } from './kubeconfig.ts';
 import { createLogger } from './log.ts';
 import type { InformerOptions } from './informer.ts';
-import { Manager, type Operator } from './manager.ts';
+import { Manager, type ManagerOptions, type Operator } from './manager.ts';
+
+/** What a program other than Keelson's controller calls itself by: its Lease, field manager and User-Agent. */
+export type ProgramNames = Pick<ManagerOptions, 'leaseName' | 'fieldManager' | 'userAgent'>;
 
 /** The informer settings the environment turns (tests shorten the watch's timeouts through them). */
 function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
@@ -14,9 +17,12 @@ function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
   };
 }
 
-/** Runs until SIGTERM or SIGINT; resolves with the process's exit code. */
-export async function runController(argv: string[], env: NodeJS.ProcessEnv, operators: readonly Operator[]):
-Promise<number> {
+/**
+ * Runs the operators until SIGTERM or SIGINT, with the flags the install's args give (`--controllers` picks among
+ * them); resolves with the process's exit code.
+ */
+export async function runController(argv: string[], env: NodeJS.ProcessEnv,
+  operators: readonly Operator<ControllerOptions>[], names: ProgramNames = {}): Promise<number> {
   let options: ControllerOptions;
   try {
     options = parseControllerFlags(argv, env, operators.map((o) => o.name));
@@ -34,8 +40,8 @@ Promise<number> {
   }
   try {
     const chosen = operators.filter((o) => options.controllers.includes(o.name));
-    const manager = new Manager(options, await loadKubeConfig(options.kubeconfig), log, chosen,
-      { identity: env.POD_NAME, informers: informerSettings(env) });
+    const manager = new Manager(await loadKubeConfig(options.kubeconfig), log, chosen,
+      { ...options, ...names, identity: env.POD_NAME, informers: informerSettings(env), settings: options });
     return await manager.run(stop.signal);
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');

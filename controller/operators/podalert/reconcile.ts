@@ -4,13 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
+import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
-import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
@@ -25,7 +26,7 @@ import { droppedText, queueNotifications, retryDelayMs, type Notification } from
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
 type Resource = PodAlertResource & Owner;
 
-const podAlertType = keelsonType(PodAlert);
+const podAlertType = kindType(PodAlert);
 /** Every pod, since a PodAlert may select any; of each, what its health is judged on. */
 const podView = { keep: podViewFields };
 export const evaluationPeriodMs = 30_000;
@@ -38,8 +39,8 @@ class PodAlertReconciler {
   /** When each PodAlert (uid/generation) last had its webhook Secret read with nothing to send. */
   private readonly secretChecked = new Map<string, number>();
 
-  constructor(private readonly ctx: OperatorContext) {
-    this.destinations = parseDestinations(ctx.options.webhookAllowedDestinations);
+  constructor(private readonly ctx: OperatorContext<ControllerOptions>) {
+    this.destinations = parseDestinations(ctx.settings.webhookAllowedDestinations);
     this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
     this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
@@ -216,7 +217,7 @@ class PodAlertReconciler {
   }
 }
 
-export const podAlertOperator: Operator = {
+export const podAlertOperator: Operator<ControllerOptions> = {
   name: 'podalert',
   permissions,
   setup(ctx) {

@@ -7,7 +7,7 @@ import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { keelsonType, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, types, type KubeObject } from '../../runtime/resources.ts';
 import { timestamp, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
@@ -15,7 +15,7 @@ import { containerName, debugContainer, markerVariable, refusalOf, selectorOf } 
 import { permissions } from './permissions.ts';
 import { PodBuggerTool, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
 
-const toolType = keelsonType(PodBuggerTool);
+const toolType = kindType(PodBuggerTool);
 /**
  * Every pod, since a tool may select any; of each, what readiness and the debug containers are judged on. The update
  * through pods/ephemeralcontainers takes only the ephemeral containers from what it is sent, so the rest may be left out.

@@ -2,6 +2,7 @@
 // one next step plan.ts decides, and reports. Commands inside members (WAL position, promotion, synchronous
 // standbys) go through pods/exec with the scripts' text, so they work on any postgres image. Replicas stream from the
 // read-write Service, which follows the role label: a promotion takes the Lease, promotes, then relabels.
+import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
@@ -9,7 +10,7 @@ import type { Owner } from '../../runtime/objects.ts';
 import { applyIfChanged, isControlledBy } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
-import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,7 @@ type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
 type Pending = Omit<Condition, 'lastTransitionTime'>;
 
-const clusterType = keelsonType(PostgresCluster);
+const clusterType = kindType(PostgresCluster);
 const retiredLabel = 'keelson.dev/retired';
 /**
  * Every object a cluster owns carries its cluster label, so the cache holds these, whole (they are applied and compared
@@ -437,11 +438,11 @@ function defaultAgentImage(): string {
   return `keelson/controller:${(JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version}`;
 }
 
-export const postgresClusterOperator: Operator = {
+export const postgresClusterOperator: Operator<ControllerOptions> = {
   name: 'postgrescluster',
   permissions,
   setup(ctx) {
-    const reconciler = new PostgresClusterReconciler(ctx, ctx.options.postgresAgentImage ?? defaultAgentImage());
+    const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? defaultAgentImage());
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,

@@ -9,7 +9,7 @@ import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { primariesConcerning } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
@@ -29,7 +29,7 @@ type Spec = PrometheusJmxExporterResource['spec'];
 type Endpoint = NonNullable<PrometheusJmxExporterStatus['metricsEndpoints']>[number];
 type Skipped = NonNullable<PrometheusJmxExporterStatus['skippedPods']>[number];
 
-const exporterType = keelsonType(PrometheusJmxExporter);
+const exporterType = kindType(PrometheusJmxExporter);
 const finalizer = 'keelson.dev/jmx-exporter-annotations';
 /** Every pod, since an exporter may select any; of each, what the plan reads. */
 const podView = { keep: podFields };

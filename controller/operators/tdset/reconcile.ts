@@ -5,7 +5,7 @@ import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/c
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { keelsonType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { permissions } from './permissions.ts';
 import { desiredAt, nextTransition, requeueDelay, scheduleProblems, type Desired } from './schedule.ts';
@@ -16,7 +16,7 @@ interface Deployment extends KubeObject {
   status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
 }
 
-const tdsetType = keelsonType(TDSet);
+const tdsetType = kindType(TDSet);
 
 export function labelsFor(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'keelson' };

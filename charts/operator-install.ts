@@ -1,0 +1,225 @@
+// An operator's install, for any program run by the runtime (runController): a ServiceAccount, RBAC granting exactly
+// what its operators declare, the controller Deployment with the runtime's flags, its metrics Service, a
+// PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no namespace, so put this construct in a
+// Chart without one.
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-27';
+import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
+import type { Permission } from '../controller/api/permissions.ts';
+import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
+import { policyRules, type PolicyRule } from './rbac.ts';
+
+export interface ResourceSettings {
+  requests: { cpu: string; memory: string };
+  limits: { cpu?: string; memory: string };
+}
+
+/** An operator as the install sees it: the name --controllers takes, and the API calls it declares. */
+export interface InstalledOperator {
+  name: string;
+  permissions: readonly Permission[];
+}
+
+/** How the controller runs, whoever's it is. */
+export interface ControllerSettings {
+  /** Create the namespace. @default true */
+  createNamespace?: boolean;
+  /** The controller image. */
+  image: string;
+  /** Pins the image to a digest (`sha256:...`): the reference becomes image@digest. */
+  imageDigest?: string;
+  /** @default IfNotPresent */
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Controller replicas. @default 1 */
+  replicas?: number;
+  /**
+   * Leader election on a Lease. Keep it on whatever the replica count: a rolling update runs the old and the new pod
+   * side by side, and without it both would reconcile. @default true
+   */
+  leaderElection?: boolean;
+  /** Watch only this namespace (RBAC becomes a Role there). @default every namespace */
+  watchNamespace?: string;
+  /** @default requests 100m CPU and 192Mi, limit 512Mi */
+  resources?: ResourceSettings;
+  /** @default info */
+  logLevel?: LogLevel;
+  /** A NetworkPolicy admitting only the metrics and health ports. @default true */
+  networkPolicy?: boolean;
+  /** Where the controller's pods may run, as in a pod spec. */
+  nodeSelector?: Record<string, string>;
+  tolerations?: k8s.Toleration[];
+  affinity?: k8s.Affinity;
+  /** Annotations on the controller's pods (a scraper's, a service mesh's). */
+  podAnnotations?: Record<string, string>;
+}
+
+export interface OperatorInstallProps extends ControllerSettings {
+  /** The ServiceAccount's, the roles', the Deployment's and the PodDisruptionBudget's name. */
+  name: string;
+  /** app.kubernetes.io/name and part-of on every object. */
+  app: string;
+  /** Namespace the controller runs in. */
+  namespace: string;
+  operators: readonly InstalledOperator[];
+  /** Args after the runtime's own (--controllers, --namespace, the ports, --leader-elect, --log-level). */
+  extraArgs?: string[];
+}
+
+export const metricsPort = 8080;
+export const healthPort = 8081;
+/** Where in-cluster clients (client-node's, client-go's) read the ServiceAccount's token, CA and namespace. */
+const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** `image`, pinned to `digest` when one is given. */
+export function imageReference(image: string, digest?: string): string {
+  if (digest === undefined) return image;
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`imageDigest: "${digest}" is not sha256: and 64 hex digits`);
+  return `${image}@${digest}`;
+}
+
+export const defaultResources: ResourceSettings = { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } };
+
+/** The RBAC rules of each operator, then the Events rule every operator shares (the Helm chart switches each on). */
+export function ruleSections(operators: readonly InstalledOperator[]): { operator?: string; rules: PolicyRule[] }[] {
+  return [...operators.map((entry) => ({ operator: entry.name, rules: policyRules(entry.permissions) })),
+    { rules: policyRules(eventPermissions) }];
+}
+
+export class OperatorInstall extends Construct {
+  readonly namespace: string;
+  readonly operators: readonly InstalledOperator[];
+  /** Everything the controller may do wherever it watches. */
+  readonly permissions: Permission[];
+
+  constructor(scope: Construct, id: string, props: OperatorInstallProps) {
+    super(scope, id);
+    const { name: controllerName, namespace } = props;
+    const replicas = props.replicas ?? 1;
+    const leaderElect = props.leaderElection ?? true;
+    const image = imageReference(props.image, props.imageDigest);
+    this.namespace = namespace;
+    this.operators = props.operators;
+    this.permissions = [...this.operators.flatMap((entry) => entry.permissions), ...eventPermissions];
+
+    const labels = { 'app.kubernetes.io/name': props.app, 'app.kubernetes.io/component': 'controller',
+      'app.kubernetes.io/part-of': props.app };
+    const meta = (name: string) => ({ name, namespace, labels });
+
+    if (props.createNamespace ?? true) {
+      new k8s.KubeNamespace(this, 'namespace', { metadata: { name: namespace, labels: {
+        'app.kubernetes.io/part-of': props.app,
+        // The controller's pod meets the restricted Pod Security Standard; say so, so it stays that way.
+        'pod-security.kubernetes.io/enforce': 'restricted',
+      } } });
+    }
+    new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(controllerName) });
+    const subjects = [{ kind: 'ServiceAccount', name: controllerName, namespace }];
+    const rules = ruleSections(this.operators).flatMap((section) => section.rules);
+    if (props.watchNamespace) {
+      const watched = { name: controllerName, namespace: props.watchNamespace, labels };
+      new k8s.KubeRole(this, 'role', { metadata: watched, rules });
+      new k8s.KubeRoleBinding(this, 'role-binding', { metadata: watched, subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: controllerName } });
+    } else {
+      new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: controllerName, labels }, rules });
+      new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: { name: controllerName, labels },
+        subjects, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: controllerName } });
+    }
+    if (leaderElect) {
+      const name = `${controllerName}-leader-election`;
+      new k8s.KubeRole(this, 'leader-election-role', { metadata: meta(name),
+        rules: policyRules(leaderElectionPermissions) });
+      new k8s.KubeRoleBinding(this, 'leader-election-role-binding', { metadata: meta(name), subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name } });
+    }
+
+    const resources = props.resources ?? defaultResources;
+    const quantities = (values: Record<string, string | undefined>) => Object.fromEntries(
+      Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, k8s.Quantity.fromString(v!)]));
+    const args = [...controllerArgs({
+      controllers: this.operators.map((entry) => entry.name),
+      namespace: props.watchNamespace,
+      metricsBindAddress: `:${metricsPort}`,
+      healthProbeBindAddress: `:${healthPort}`,
+      leaderElect,
+      logLevel: props.logLevel ?? 'info',
+    }), ...props.extraArgs ?? []];
+    const probe = (path: string, periodSeconds: number) => ({
+      httpGet: { path, port: k8s.IntOrString.fromString('health') }, periodSeconds, timeoutSeconds: 2, failureThreshold: 3,
+    });
+    new k8s.KubeDeployment(this, 'deployment', {
+      metadata: meta(controllerName),
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels, annotations: props.podAnnotations },
+          spec: {
+            serviceAccountName: controllerName,
+            nodeSelector: props.nodeSelector,
+            tolerations: props.tolerations,
+            affinity: props.affinity,
+            // The token is mounted explicitly below, so the pod spec shows every credential the pod holds.
+            automountServiceAccountToken: false,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
+              seccompProfile: { type: 'RuntimeDefault' } },
+            terminationGracePeriodSeconds: 30,
+            containers: [{
+              name: 'controller',
+              image,
+              imagePullPolicy: props.imagePullPolicy ?? 'IfNotPresent',
+              args,
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              ],
+              ports: [
+                { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+              ],
+              livenessProbe: probe('/healthz', 20),
+              readinessProbe: probe('/readyz', 10),
+              resources: { requests: quantities(resources.requests), limits: quantities(resources.limits) },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true,
+                capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' },
+                { name: 'service-account', mountPath: serviceAccountDir, readOnly: true }],
+            }],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }, {
+              // What the ServiceAccount admission plugin would have added: a bound token the kubelet rotates, the
+              // cluster's CA and the namespace.
+              name: 'service-account',
+              projected: { sources: [
+                { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+                { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+                { downwardApi: { items: [{ path: 'namespace',
+                  fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+              ] },
+            }],
+          },
+        },
+      },
+    });
+    new k8s.KubeService(this, 'metrics-service', {
+      metadata: meta(`${controllerName}-metrics`),
+      spec: { selector: labels, ports: [{ name: 'metrics', port: metricsPort,
+        targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }] },
+    });
+    if (props.networkPolicy ?? true) {
+      // Ingress only: the controller's own calls (the apiserver, PodAlert webhooks, whose destinations
+      // --webhook-allowed-destinations limits) go out, and nothing but scrapes and probes comes in.
+      const port = (number: number) => ({ port: k8s.IntOrString.fromNumber(number), protocol: 'TCP' });
+      new k8s.KubeNetworkPolicy(this, 'network-policy', {
+        metadata: meta(controllerName),
+        spec: { podSelector: { matchLabels: labels }, policyTypes: ['Ingress'],
+          ingress: [{ ports: [port(metricsPort), port(healthPort)] }] },
+      });
+    }
+    new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+      metadata: meta(controllerName),
+      // With one replica, maxUnavailable lets nodes drain; with more, keep one reconciling at all times.
+      spec: { selector: { matchLabels: labels },
+        ...(replicas > 1 ? { minAvailable: k8s.IntOrString.fromNumber(1) } : { maxUnavailable: k8s.IntOrString.fromNumber(1) }) },
+    });
+  }
+}
