@@ -1167,6 +1167,13 @@ export interface PrometheusJmxExporterSpec {
   readonly labelSelector: { [key: string]: string };
 
   /**
+   * Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods' prometheus.io annotations are what a scraper goes by.
+   *
+   * @schema PrometheusJmxExporterSpec#podMonitor
+   */
+  readonly podMonitor?: PrometheusJmxExporterSpecPodMonitor;
+
+  /**
    * The port the exporter serves /metrics on inside the pod. A loaded agent cannot move: a changed port takes effect when the container restarts.
    *
    * @schema PrometheusJmxExporterSpec#port
@@ -1185,6 +1192,7 @@ export function toJson_PrometheusJmxExporterSpec(obj: PrometheusJmxExporterSpec 
     'config': toJson_PrometheusJmxExporterSpecConfig(obj.config),
     'containerName': obj.containerName,
     'labelSelector': ((obj.labelSelector) === undefined) ? undefined : (Object.entries(obj.labelSelector).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'podMonitor': toJson_PrometheusJmxExporterSpecPodMonitor(obj.podMonitor),
     'port': obj.port,
   };
   // filter undefined values
@@ -1222,6 +1230,42 @@ export function toJson_PrometheusJmxExporterSpecConfig(obj: PrometheusJmxExporte
   const result = {
     'configMapKey': obj.configMapKey,
     'configMapName': obj.configMapName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods' prometheus.io annotations are what a scraper goes by.
+ *
+ * @schema PrometheusJmxExporterSpecPodMonitor
+ */
+export interface PrometheusJmxExporterSpecPodMonitor {
+  /**
+   * How often Prometheus scrapes the pods, e.g. 30s; default the Prometheus's own.
+   *
+   * @schema PrometheusJmxExporterSpecPodMonitor#interval
+   */
+  readonly interval?: string;
+
+  /**
+   * Labels on the PodMonitor, for the Prometheus whose podMonitorSelector picks it (for example release: prometheus).
+   *
+   * @schema PrometheusJmxExporterSpecPodMonitor#labels
+   */
+  readonly labels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'PrometheusJmxExporterSpecPodMonitor' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PrometheusJmxExporterSpecPodMonitor(obj: PrometheusJmxExporterSpecPodMonitor | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'interval': obj.interval,
+    'labels': ((obj.labels) === undefined) ? undefined : (Object.entries(obj.labels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -62,13 +62,14 @@ export async function writeStatus<T extends KubeObject & { status?: unknown }>(c
 }
 
 /**
- * Writes the object's status with `fields` over it and each of `conditions` set, unless nothing changed; the
- * common end of a reconcile.
+ * Writes the object's status with `fields` over it, each of `conditions` set and the `dropped` types gone, unless
+ * nothing changed; the common end of a reconcile.
  */
 export async function writeStatusWithConditions<T extends KubeObject & { status?: { conditions?: unknown } }>(
   client: Client, type: ResourceType, object: T, fields: object, conditions: Omit<Condition, 'lastTransitionTime'>[],
+  dropped: readonly string[] = [],
 ): Promise<void> {
-  let list = object.status?.conditions as Condition[] | undefined;
+  let list = (object.status?.conditions as Condition[] | undefined)?.filter((c) => !dropped.includes(c.type));
   for (const condition of conditions) list = setCondition(list, condition);
   await writeStatus(client, type, object, { ...object.status, ...fields, conditions: list });
 }

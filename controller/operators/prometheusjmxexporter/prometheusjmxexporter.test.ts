@@ -11,6 +11,7 @@ import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { execReady, javaContainer, reportContainerStarted, type JavaContainer } from '../../../test/support/jvm.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { installPodMonitorCrd } from '../../../test/support/prometheus-operator.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
@@ -61,7 +62,7 @@ before(async () => {
   namespace = ns.name;
   cleanups.push(ns.cleanup);
   scratch = await mkdtemp(join(tmpdir(), 'keelson-pje-test-'));
-  await installCrds(cluster);
+  await Promise.all([installCrds(cluster), installPodMonitorCrd(cluster)]);
   await configMap('rules:\n- pattern: ".*"\n');
   controller = await startOperator(cluster, namespace, ['prometheusjmxexporter'], scratch);
 });
@@ -235,7 +236,35 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
       ?.some((c: { reason: string }) => c.reason === 'ConfigKeyNotFound'));
   });
 
-  it('has the apiserver refuse a port out of range, missing config fields and an empty selector', async () => {
+  it('makes the PodMonitor spec.podMonitor asks for, keeps it in step, and removes it when no longer asked', async () => {
+    await exporter('monitored', { labelSelector: { app: 'monitored' }, port: 9404,
+      podMonitor: { labels: { release: 'prometheus' }, interval: '30s' } });
+    // The Prometheus Operator's own CRD (its schema) accepted it.
+    const monitor = await waitFor('the PodMonitor', () => get('podmonitor', 'monitored'));
+    assert.deepEqual(monitor.metadata.labels, { release: 'prometheus', 'app.kubernetes.io/managed-by': 'keelson' });
+    assert.equal(monitor.metadata.ownerReferences[0].name, 'monitored');
+    assert.deepEqual(monitor.spec.selector, { matchLabels: { app: 'monitored' } });
+    const [endpoint] = monitor.spec.podMetricsEndpoints;
+    assert.deepEqual([endpoint.path, endpoint.interval], ['/metrics', '30s']);
+    assert.deepEqual(endpoint.relabelings.at(-1), { action: 'replace', targetLabel: '__address__', regex: '(.+);([0-9]+)',
+      replacement: '$1:$2', sourceLabels: ['__meta_kubernetes_pod_ip', '__meta_kubernetes_pod_annotation_prometheus_io_port'] });
+    const condition = await waitFor('the PodMonitor condition', async () => (await get('pje', 'monitored'))?.status
+      ?.conditions?.find((c: { type: string }) => c.type === 'PodMonitor'));
+    assert.deepEqual([condition.status, condition.reason], ['True', 'Applied']);
+    assert.equal((await get('pje', 'monitored')).status.podMonitor, 'monitored');
+
+    await kubectl('patch', 'pje', 'monitored', '--type=merge', '-p', '{"spec":{"podMonitor":{"interval":"1m"}}}');
+    await waitFor('the new interval', async () => (await get('podmonitor', 'monitored'))?.spec.podMetricsEndpoints[0]
+      .interval === '1m');
+    await kubectl('patch', 'pje', 'monitored', '--type=json', '-p', '[{"op":"remove","path":"/spec/podMonitor"}]');
+    await waitFor('the PodMonitor gone, and the condition and status with it', async () => {
+      const status = (await get('pje', 'monitored'))?.status;
+      return !(await get('podmonitor', 'monitored')) && status.podMonitor === undefined &&
+        !status.conditions.some((c: { type: string }) => c.type === 'PodMonitor');
+    });
+  });
+
+  it('has the apiserver refuse a port out of range, missing config fields, an empty selector and a bad interval', async () => {
     const refused = async (spec: object, pattern: RegExp) => {
       const result = apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter',
         metadata: { name: 'invalid', namespace }, spec });
@@ -246,6 +275,8 @@ describe('PrometheusJmxExporter against the real control plane, as its ServiceAc
     await refused({ labelSelector: { app: 'x' }, port: 9404, config: { configMapName: 'jmx' } },
       /spec.config.configMapKey: Required value/);
     await refused({ labelSelector: {}, port: 9404, config }, /spec.labelSelector: Invalid value/);
+    await refused({ labelSelector: { app: 'x' }, port: 9404, config, podMonitor: { interval: '5 minutes' } },
+      /spec.podMonitor.interval: Invalid value/);
   });
 
   it('takes its annotations off the pods when deleted', async () => {

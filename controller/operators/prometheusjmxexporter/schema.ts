@@ -18,6 +18,14 @@ export const prometheusJmxExporterSpec = object({
     pattern: '^((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])$' }),
   containerName: string({ description: 'The container running the JVM; default the pod\'s first container.',
     maxLength: 63, pattern: dns1123Label }),
+  podMonitor: object({
+    labels: labelMap({ description: 'Labels on the PodMonitor, for the Prometheus whose podMonitorSelector picks ' +
+      'it (for example release: prometheus).' }),
+    interval: string({ description: 'How often Prometheus scrapes the pods, e.g. 30s; default the Prometheus\'s own.',
+      maxLength: 32, pattern: '^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$', minLength: 2 }),
+  }, { description: 'Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve ' +
+    'metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods\' prometheus.io ' +
+    'annotations are what a scraper goes by.' }),
 }, { description: 'Which pods get the JMX exporter, with which config and port.', required: true });
 
 export const prometheusJmxExporterStatus = statusOf({
@@ -28,6 +36,7 @@ export const prometheusJmxExporterStatus = statusOf({
     container: string({ description: 'The container whose JVM runs the agent.', required: true }),
     port: integer({ description: 'The metrics port.', required: true }),
   }, { description: 'One pod serving metrics.' }), { description: 'Pods serving metrics.', maxItems: 500 }),
+  podMonitor: string({ description: 'The PodMonitor made for spec.podMonitor.' }),
   skippedPods: array(object({
     pod: string({ description: 'The pod.', required: true }),
     reason: string({ description: 'Why no exporter runs there.', required: true, maxLength: 1024 }),
