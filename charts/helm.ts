@@ -2,7 +2,7 @@
 // construct's prop would put it. `helm template` with the default values gives dist/, and charts/helm.test.ts holds
 // every value to the prop it stands for.
 import { App, Chart, Yaml } from 'cdk8s';
-import { flagSpecs, logLevels, type ControllerOptions } from '../controller/api/flags.ts';
+import { keelsonFlags, logLevels, runtimeFlags } from '../controller/api/flags.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { controllerName, KeelsonInstall, type KeelsonInstallProps } from './install.ts';
 import { defaultResources, ruleSections } from './operator-install.ts';
@@ -65,7 +65,8 @@ function installTemplate(): string {
     const lines = yamlLines(rules).map((line) => `  ${line}`);
     return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
   })]);
-  const flag = (key: keyof ControllerOptions) => `--${flagSpecs[key].flag}`;
+  const specs = { ...runtimeFlags(), ...keelsonFlags };
+  const flag = (key: keyof typeof specs) => `--${specs[key].flag}`;
   const documents: { object: any; when?: string }[] = [];
   for (const object of objects) {
     switch (object.kind) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Chart, Testing } from 'cdk8s';
-import { parseControllerFlags } from '../controller/api/flags.ts';
+import { keelsonFlags, parseControllerFlags } from '../controller/api/flags.ts';
 import { allows } from '../controller/api/permissions.ts';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
@@ -23,7 +23,7 @@ const one = (manifests: Manifest[], kind: string) => {
   return found[0]!;
 };
 const container = (manifests: Manifest[]) => one(manifests, 'Deployment').spec.template.spec.containers[0];
-const argsOf = (manifests: Manifest[]) => parseControllerFlags(container(manifests).args, {}, operatorNames);
+const argsOf = (manifests: Manifest[]) => parseControllerFlags(container(manifests).args, {}, operatorNames, keelsonFlags);
 
 describe('KeelsonInstall', () => {
   it('puts namespaced objects in its namespace and leaves cluster-scoped ones without one', () => {

@@ -1,6 +1,6 @@
 // Keelson's install: OperatorInstall with the catalog's operators, Keelson's names and its operators' own flags.
 import type { Construct } from 'constructs';
-import { controllerArgs } from '../controller/api/flags.ts';
+import { controllerArgs, keelsonFlags } from '../controller/api/flags.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
 import { imageReference, OperatorInstall, type ControllerSettings } from './operator-install.ts';
 
@@ -33,6 +33,6 @@ export class KeelsonInstall extends OperatorInstall {
       operators: enabledOperators(operators),
       extraArgs: controllerArgs({ webhookAllowedDestinations: webhookAllowedDestinations?.join(','),
         // PostgreSQL members run their agent from the operator's own image.
-        postgresAgentImage: imageReference(props.image, props.imageDigest) }) });
+        postgresAgentImage: imageReference(props.image, props.imageDigest) }, keelsonFlags) });
   }
 }

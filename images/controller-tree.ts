@@ -1,6 +1,6 @@
-// The operator image ships the compiled controller tree as a closed whole. Tests stay out, and so does every module
-// that imports from outside the tree: smoke tests and `npm start` reach into test/, samples into imports/. The image
-// never loads them; the recipe here and the Dockerfile both remove them with this.
+// The operator image ships the compiled controller tree as a closed whole. Tests and type declarations stay out, and
+// so does every module that imports from outside the tree: smoke tests and `npm start` reach into test/, samples
+// into imports/. The image never loads them; the recipe here and the Dockerfile both remove them with this.
 // `node build/images/controller-tree.js DIR` removes them from DIR.
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -16,7 +16,8 @@ export function relativeImports(source: string): { static: string[]; dynamic: st
 /** Whether a file under `dir` stays out of the image (a source map goes with its module). */
 export async function staysOut(dir: string, path: string): Promise<boolean> {
   const module = path.replace(/\.map$/, '');
-  if (module.endsWith('.test.js')) return true;
+  // Type declarations are for the package's users; the image runs code.
+  if (module.endsWith('.test.js') || module.endsWith('.d.ts')) return true;
   if (!module.endsWith('.js')) return false;
   const { static: eager, dynamic } = relativeImports(await readFile(module, 'utf8'));
   return [...eager, ...dynamic].some((specifier) => !resolve(dirname(module), specifier).startsWith(dir + sep));

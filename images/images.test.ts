@@ -34,13 +34,14 @@ describe('the controller tree the image ships', () => {
     assert.deepEqual(relativeImports(source), { static: ['./a.js', '../b.js'], dynamic: ['../../test/c.js'] });
   });
 
-  it('leaves out tests, smoke tests, samples and `npm start`, and what it keeps loads only what it keeps', async () => {
+  it('leaves out tests, type declarations, smoke tests, samples and `npm start`; what it keeps loads only what it keeps',
+    async () => {
     const tree = await mkdtemp(join(tmpdir(), 'keelson-controller-tree-'));
     try {
       await cp(join(repoRoot, 'build/controller'), tree, { recursive: true });
       const removed = await removeOutsiders(tree);
       for (const file of ['start.js', 'start.js.map', 'runtime/informer.test.js', 'operators/tdset/smoke.js',
-        'operators/tdset/sample.js', 'operators/podalert/health.test.js']) {
+        'operators/tdset/sample.js', 'operators/podalert/health.test.js', 'runtime/manager.d.ts']) {
         assert.ok(removed.includes(file), `${file} is still in the image`);
       }
       const kept = (await readdir(tree, { recursive: true })).filter((f) => f.endsWith('.js'));

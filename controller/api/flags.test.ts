@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { controllerArgs, parseControllerFlags } from './flags.ts';
+import { controllerArgs, keelsonFlags, parseControllerFlags as parseFlags, runtimeFlags } from './flags.ts';
 
 const known = ['tdset', 'podalert'];
+const parseControllerFlags = (argv: string[], env: NodeJS.ProcessEnv, names: string[]) =>
+  parseFlags(argv, env, names, keelsonFlags);
 
 describe('controller flags', () => {
   it('take defaults, then the environment, then flags', () => {
@@ -30,11 +32,20 @@ describe('controller flags', () => {
     assert.throws(() => parseControllerFlags(['--verbose'], {}, known), /Unknown option '--verbose'/);
   });
 
+  it('take a program\'s own flags and environment prefix, and only those', () => {
+    const own = { sourceNamespace: { flag: 'source-namespace', env: 'REPLICATOR_SOURCE_NAMESPACE', help: 'where from' } };
+    const options = parseFlags(['--source-namespace=src'], { REPLICATOR_LOG_LEVEL: 'debug', KEELSON_LOG_LEVEL: 'error' },
+      ['replicator'], own, 'REPLICATOR');
+    assert.deepEqual([options.sourceNamespace, options.logLevel, options.controllers], ['src', 'debug', ['replicator']]);
+    assert.throws(() => parseFlags(['--postgres-agent-image=x'], {}, ['replicator'], own),
+      /Unknown option '--postgres-agent-image'/);
+  });
+
   it('round-trip through controllerArgs', () => {
     const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const,
       webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', postgresAgentImage: 'registry.example/keelson@sha256:ab' };
-    assert.deepEqual(parseControllerFlags(controllerArgs(options), {}, known), options);
+    assert.deepEqual(parseControllerFlags(controllerArgs(options, { ...runtimeFlags(), ...keelsonFlags }), {}, known), options);
     assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);
   });
 });

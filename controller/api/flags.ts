@@ -1,12 +1,14 @@
-// The controller's command line, defined once: the chart writes the Deployment's args with `controllerArgs`, the
-// controller reads them with `parseControllerFlags`. Each flag has an environment equivalent; flags win.
+// A controller's command line, defined once: the chart writes the Deployment's args with `controllerArgs`, the
+// controller reads them with `parseControllerFlags`. The runtime's flags are every program's; a program adds its
+// own (Keelson's are `keelsonFlags`). Each flag has an environment equivalent; flags win.
 import { parseArgs } from 'node:util';
 
 export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
-export interface ControllerOptions {
-  /** Operators to run, by catalog name. */
+/** What the runtime reads from every program's command line. */
+export interface RuntimeOptions {
+  /** Operators to run, by name. */
   controllers: string[];
   /** The one namespace to watch; undefined for all. */
   namespace?: string;
@@ -19,39 +21,48 @@ export interface ControllerOptions {
   leaderElectionNamespace?: string;
   kubeconfig?: string;
   logLevel: LogLevel;
-  /** PodAlert: the hosts and CIDRs webhooks may go to (comma-separated); default anywhere but link-local. */
-  webhookAllowedDestinations?: string;
-  /** PostgresCluster: the image member pods run their agent from; default the operator's own, as the build names it. */
-  postgresAgentImage?: string;
 }
 
-interface FlagSpec {
+export interface FlagSpec {
   flag: string;
   env: string;
   help: string;
 }
 
-export const flagSpecs: Record<keyof ControllerOptions, FlagSpec> = {
-  controllers: { flag: 'controllers', env: 'KEELSON_CONTROLLERS', help: 'comma-separated operators to run (default all)' },
-  namespace: { flag: 'namespace', env: 'KEELSON_NAMESPACE', help: 'watch only this namespace (default all)' },
-  metricsBindAddress: { flag: 'metrics-bind-address', env: 'KEELSON_METRICS_BIND_ADDRESS',
-    help: 'address for /metrics, e.g. :8080; 0 turns it off (default :8080)' },
-  healthProbeBindAddress: { flag: 'health-probe-bind-address', env: 'KEELSON_HEALTH_PROBE_BIND_ADDRESS',
-    help: 'address for /healthz and /readyz; 0 turns it off (default :8081)' },
-  leaderElect: { flag: 'leader-elect', env: 'KEELSON_LEADER_ELECT',
-    help: 'take a coordination.k8s.io Lease so only one replica reconciles (default false)' },
-  leaderElectionNamespace: { flag: 'leader-election-namespace', env: 'POD_NAMESPACE',
-    help: 'namespace of the leader-election Lease (default the Pod\'s namespace)' },
-  kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', help: 'kubeconfig file (default in-cluster configuration)' },
-  logLevel: { flag: 'log-level', env: 'KEELSON_LOG_LEVEL', help: 'debug, info, warn or error (default info)' },
+/** The runtime's flags; their environment variables start with `envPrefix` (POD_NAMESPACE and KUBECONFIG aside). */
+export function runtimeFlags(envPrefix = 'KEELSON'): Record<keyof RuntimeOptions, FlagSpec> {
+  return {
+    controllers: { flag: 'controllers', env: `${envPrefix}_CONTROLLERS`, help: 'comma-separated operators to run (default all)' },
+    namespace: { flag: 'namespace', env: `${envPrefix}_NAMESPACE`, help: 'watch only this namespace (default all)' },
+    metricsBindAddress: { flag: 'metrics-bind-address', env: `${envPrefix}_METRICS_BIND_ADDRESS`,
+      help: 'address for /metrics, e.g. :8080; 0 turns it off (default :8080)' },
+    healthProbeBindAddress: { flag: 'health-probe-bind-address', env: `${envPrefix}_HEALTH_PROBE_BIND_ADDRESS`,
+      help: 'address for /healthz and /readyz; 0 turns it off (default :8081)' },
+    leaderElect: { flag: 'leader-elect', env: `${envPrefix}_LEADER_ELECT`,
+      help: 'take a coordination.k8s.io Lease so only one replica reconciles (default false)' },
+    leaderElectionNamespace: { flag: 'leader-election-namespace', env: 'POD_NAMESPACE',
+      help: 'namespace of the leader-election Lease (default the Pod\'s namespace)' },
+    kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', help: 'kubeconfig file (default in-cluster configuration)' },
+    logLevel: { flag: 'log-level', env: `${envPrefix}_LOG_LEVEL`, help: 'debug, info, warn or error (default info)' },
+  };
+}
+
+/** The flags of Keelson's own operators. */
+export const keelsonFlags = {
   webhookAllowedDestinations: { flag: 'webhook-allowed-destinations', env: 'KEELSON_WEBHOOK_ALLOWED_DESTINATIONS',
     help: 'PodAlert webhooks go only to these hosts and CIDRs, comma-separated (default anywhere but link-local)' },
   postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',
     help: 'PostgresCluster: the image of the member agent, the operator\'s own (default keelson/controller:<version>)' },
-};
+} satisfies Record<string, FlagSpec>;
 
-export function usage(): string {
-  return Object.values(flagSpecs).map((s) => `  --${s.flag.padEnd(28)} ${s.help} [$${s.env}]`).join('\n');
+/** A program's options: the runtime's, and its own flags' values. */
+export type ProgramOptions<Extra extends string = never> = RuntimeOptions & { [K in Extra]?: string };
+
+/** Keelson's controller's options. */
+export type ControllerOptions = ProgramOptions<keyof typeof keelsonFlags>;
+
+export function usage(specs: Record<string, FlagSpec>): string {
+  return Object.values(specs).map((s) => `  --${s.flag.padEnd(28)} ${s.help} [$${s.env}]`).join('\n');
 }
 
 function parseBoolean(name: string, value: string): boolean {
@@ -60,17 +71,20 @@ function parseBoolean(name: string, value: string): boolean {
   throw new Error(`--${name} takes true or false, not "${value}"`);
 }
 
-const booleanFlags = new Set([flagSpecs.leaderElect.flag]);
-
-/** Reads flags, then the environment, then defaults. Throws with a clear message on anything unknown or malformed. */
-export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv, known: readonly string[]):
-ControllerOptions {
-  const options = Object.fromEntries(Object.values(flagSpecs).map((s) => [s.flag, { type: 'string' as const }]));
+/**
+ * Reads the runtime's flags and `extra`, then the environment, then defaults. Throws with a clear message on anything
+ * unknown or malformed.
+ */
+export function parseControllerFlags<Extra extends string = never>(argv: string[], env: NodeJS.ProcessEnv,
+  known: readonly string[], extra = {} as Record<Extra, FlagSpec>, envPrefix?: string): ProgramOptions<Extra> {
+  const runtime = runtimeFlags(envPrefix);
+  const specs: Record<string, FlagSpec> = { ...runtime, ...extra };
+  const options = Object.fromEntries(Object.values(specs).map((s) => [s.flag, { type: 'string' as const }]));
   // Boolean flags stand alone (--leader-elect) or take a value (--leader-elect=false), as in controller-runtime.
-  const args = argv.map((arg) => booleanFlags.has(arg.slice(2)) ? `${arg}=true` : arg);
+  const args = argv.map((arg) => arg.slice(2) === runtime.leaderElect.flag ? `${arg}=true` : arg);
   const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
-  const read = (key: keyof ControllerOptions): string | undefined => {
-    const spec = flagSpecs[key];
+  const read = (key: string): string | undefined => {
+    const spec = specs[key]!;
     const value = (values[spec.flag] as string | undefined) ?? env[spec.env];
     return value === '' ? undefined : value;
   };
@@ -88,19 +102,22 @@ ControllerOptions {
     namespace: read('namespace'),
     metricsBindAddress: read('metricsBindAddress') ?? ':8080',
     healthProbeBindAddress: read('healthProbeBindAddress') ?? ':8081',
-    leaderElect: leaderElect === undefined ? false : parseBoolean('leader-elect', leaderElect),
+    leaderElect: leaderElect === undefined ? false : parseBoolean(runtime.leaderElect.flag, leaderElect),
     leaderElectionNamespace: read('leaderElectionNamespace'),
     kubeconfig: read('kubeconfig'),
     logLevel: logLevel as LogLevel,
-    webhookAllowedDestinations: read('webhookAllowedDestinations'),
-    postgresAgentImage: read('postgresAgentImage'),
-  };
+    ...Object.fromEntries(Object.keys(extra).map((key) => [key, read(key)])),
+  } as ProgramOptions<Extra>;
 }
 
-/** The args that make the controller run with `options`; what parseControllerFlags reads back. */
-export function controllerArgs(options: Partial<ControllerOptions>): string[] {
+/**
+ * The args that make a controller run with `options`, by `specs` (the runtime's flags unless told); what
+ * parseControllerFlags reads back.
+ */
+export function controllerArgs(options: Partial<Record<string, string | string[] | boolean>>,
+  specs: Record<string, FlagSpec> = runtimeFlags()): string[] {
   const args: string[] = [];
-  for (const [key, spec] of Object.entries(flagSpecs) as [keyof ControllerOptions, FlagSpec][]) {
+  for (const [key, spec] of Object.entries(specs)) {
     const value = options[key];
     if (value === undefined || value === false) continue;
     if (value === true) args.push(`--${spec.flag}`);

@@ -7,4 +7,5 @@ export { array, boolean, enumeration, integer, map, object, quantity, string, ty
 export { conditions, dns1123Label, dns1123Subdomain, labelMap, labelSelector, observedGeneration, statusOf } from './common.ts';
 export { validate, withDefaults, type FieldError } from './validate.ts';
 export { allows, ownKind, type Permission, type Verb } from './permissions.ts';
-export { controllerArgs, flagSpecs, logLevels, type ControllerOptions, type LogLevel } from './flags.ts';
+export { controllerArgs, keelsonFlags, logLevels, parseControllerFlags, runtimeFlags, type ControllerOptions, type FlagSpec,
+  type LogLevel, type ProgramOptions, type RuntimeOptions } from './flags.ts';

@@ -1,12 +1,19 @@
 // The controller process: flags, logging, configuration, signals, and a manager running the chosen operators.
-import { parseControllerFlags, usage, type ControllerOptions } from '../api/flags.ts';
+import { parseControllerFlags, runtimeFlags, usage, type FlagSpec, type ProgramOptions } from '../api/flags.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import { createLogger } from './log.ts';
 import type { InformerOptions } from './informer.ts';
 import { Manager, type ManagerOptions, type Operator } from './manager.ts';
 
-/** What a program other than Keelson's controller calls itself by: its Lease, field manager and User-Agent. */
-export type ProgramNames = Pick<ManagerOptions, 'leaseName' | 'fieldManager' | 'userAgent'>;
+/**
+ * What a program other than Keelson's controller calls itself by (its Lease, field manager and User-Agent), and the
+ * flags it reads beyond the runtime's, handed to its operators as `context.settings`.
+ */
+export interface Program<Extra extends string = never> extends Pick<ManagerOptions, 'leaseName' | 'fieldManager' | 'userAgent'> {
+  flags?: Record<Extra, FlagSpec>;
+  /** The runtime's flags' environment variables start with it. @default KEELSON */
+  envPrefix?: string;
+}
 
 /** The informer settings the environment turns (tests shorten the watch's timeouts through them). */
 function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
@@ -21,13 +28,14 @@ function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
  * Runs the operators until SIGTERM or SIGINT, with the flags the install's args give (`--controllers` picks among
  * them); resolves with the process's exit code.
  */
-export async function runController(argv: string[], env: NodeJS.ProcessEnv,
-  operators: readonly Operator<ControllerOptions>[], names: ProgramNames = {}): Promise<number> {
-  let options: ControllerOptions;
+export async function runController<Extra extends string = never>(argv: string[], env: NodeJS.ProcessEnv,
+  operators: readonly Operator<ProgramOptions<Extra>>[], program: Program<Extra> = {}): Promise<number> {
+  const { flags, envPrefix, ...names } = program;
+  let options: ProgramOptions<Extra>;
   try {
-    options = parseControllerFlags(argv, env, operators.map((o) => o.name));
+    options = parseControllerFlags(argv, env, operators.map((o) => o.name), flags, envPrefix);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\nflags:\n${usage()}\n`);
+    process.stderr.write(`${(error as Error).message}\n\nflags:\n${usage({ ...runtimeFlags(envPrefix), ...flags })}\n`);
     return 2;
   }
   const log = createLogger(options.logLevel);
