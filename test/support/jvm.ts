@@ -100,19 +100,19 @@ export async function startJvm(user: TestUser, dir: string): Promise<Jvm> {
   await writeFile(source, program, { mode: 0o644 });
   const child: ChildProcess = spawn('java', ['-Xmx64m', '-XX:TieredStopAtLevel=1', source],
     { uid: user.uid, gid: user.gid, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });
   child.stderr!.on('data', (d) => { output += d; });
   await waitFor(`JVM as ${user.name} started`, () => {
-    if (child.exitCode !== null) throw new GiveUp(`the JVM exited: ${output}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new GiveUp(`the JVM exited: ${output}`);
     return output.includes('ready');
   }, { timeoutMs: 30_000, intervalMs: 100 });
   return {
     pid: child.pid!,
+    // Stopping twice, or a JVM already gone (by its exit code or by a signal), must not wait for an exit that came.
     stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
   };
