@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { keelsonFlags, parseControllerFlags } from '../controller/api/flags.ts';
 import { allows } from '../controller/api/permissions.ts';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
@@ -11,7 +11,7 @@ import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 
 function synth(props: Partial<KeelsonInstallProps> = {}): Manifest[] {
-  const chart = new Chart(Testing.app(), 'test');
+  const chart = new Chart(new App(), 'test');
   new KeelsonInstall(chart, 'install', { image: 'example/keelson:test', ...props });
   return Testing.synth(chart) as Manifest[];
 }
@@ -184,7 +184,7 @@ describe('synthesized RBAC', () => {
 describe('KeelsonCrds', () => {
   it('defines every kind of the API by default, or the kinds of the operators given, cluster-scoped', () => {
     const crdsOf = (operators?: string[]) => {
-      const chart = new Chart(Testing.app(), 'crds');
+      const chart = new Chart(new App(), 'crds');
       new KeelsonCrds(chart, 'crds', operators ? { operators } : {});
       return Testing.synth(chart) as Manifest[];
     };

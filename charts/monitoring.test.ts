@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { Metrics } from '../controller/runtime/metrics.ts';
 import { repoRoot } from '../test/support/paths.ts';
 import { goTool } from '../test/support/tools.ts';
@@ -103,7 +103,7 @@ describe('monitoring', () => {
   });
 
   it('has its ServiceMonitor select the install\'s metrics Service, by a port that Service has', () => {
-    const app = Testing.app();
+    const app = new App();
     const install = new Chart(app, 'install');
     new KeelsonInstall(install, 'install', { image: 'example/keelson:test' });
     const monitoring = new Chart(app, 'monitoring');

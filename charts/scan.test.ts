@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { repoRoot } from '../test/support/paths.ts';
 import { pythonEnvironment } from '../test/support/python.ts';
 import { KeelsonInstall } from './install.ts';
@@ -52,7 +52,7 @@ describe('the install under checkov', () => {
   });
 
   it('fails only the accepted check with the image pinned to a digest', async () => {
-    const chart = new Chart(Testing.app(), 'pinned');
+    const chart = new Chart(new App(), 'pinned');
     new KeelsonInstall(chart, 'install', { image: 'keelson/controller:0.1.0', imageDigest: `sha256:${'0'.repeat(64)}` });
     const pinned = join(scratch, 'pinned');
     await mkdir(pinned);

@@ -3,7 +3,8 @@
 //   *.host.test.js     first, one at a time, before any shared cluster: they take this machine's real node themselves
 //   *.test.js          then, three at a time, against one local cluster (or the one `npm run cluster -- up` started)
 //   *.serial.test.js   last, one at a time, on that cluster: what must not share it (a cluster-wide install)
-import { glob } from 'node:fs/promises';
+import { glob, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
@@ -25,6 +26,11 @@ const serialFiles = files.filter((f) => f.endsWith('.serial.test.js'));
 const sharedFiles = files.filter((f) => !hostFiles.includes(f) && !serialFiles.includes(f));
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
+
+/** What tests make in the temporary directory, by the prefixes they give it; each must be gone when they end. */
+const ours = /^(keelson-|cdk8s\.outdir\.)/;
+const scratchNow = async () => new Set((await readdir(tmpdir())).filter((name) => ours.test(name)));
+const scratchBefore = await scratchNow();
 
 async function runPhase(phaseFiles: string[], concurrency: number): Promise<void> {
   if (phaseFiles.length === 0) return;
@@ -64,6 +70,12 @@ if (totals.failed === 0 || process.env.CI !== 'true') {
   await runPhase(serialFiles, 1);
 }
 if (!reused) await cluster.stop();
+const leftBehind = [...await scratchNow()].filter((name) => !scratchBefore.has(name));
+if (leftBehind.length) {
+  // Kubeconfigs with ServiceAccount tokens among them, as often as not: a teardown that did not run.
+  console.error(`# left in ${tmpdir()} by the tests: ${leftBehind.sort().join(', ')}`);
+  if (process.env.CI === 'true') totals.failed++;
+}
 finish();
 
 function finish(): never {

@@ -2,7 +2,7 @@
 // namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
 // Deployment's args; the process authenticates with that ServiceAccount's token.
 import { join } from 'node:path';
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { KeelsonInstall } from '../../charts/install.ts';
 import type { LocalCluster } from '../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
@@ -23,7 +23,7 @@ export interface InstalledOperator {
  */
 
 export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
-  const chart = new Chart(Testing.app(), 'install');
+  const chart = new Chart(new App(), 'install');
   // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
   new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, namespace, createNamespace: false,
     watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false });
