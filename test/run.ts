@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { LocalCluster } from './cluster/cluster.ts';
+import { userLeases } from './support/jvm.ts';
 import { repoRoot } from './support/paths.ts';
 
 const filters = process.argv.slice(2);
@@ -27,9 +28,13 @@ const sharedFiles = files.filter((f) => !hostFiles.includes(f) && !serialFiles.i
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 
-/** What tests make in the temporary directory, by the prefixes they give it; each must be gone when they end. */
+/**
+ * What tests make in the temporary directory, by the prefixes they give it; each must be gone when they end, but
+ * for the test users' leases, which outlive runs as the users do.
+ */
 const ours = /^(keelson-|cdk8s\.outdir\.)/;
-const scratchNow = async () => new Set((await readdir(tmpdir())).filter((name) => ours.test(name)));
+const scratchNow = async () => new Set((await readdir(tmpdir()))
+  .filter((name) => ours.test(name) && join(tmpdir(), name) !== userLeases));
 const scratchBefore = await scratchNow();
 
 async function runPhase(phaseFiles: string[], concurrency: number): Promise<void> {

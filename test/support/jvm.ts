@@ -13,7 +13,8 @@ import { GiveUp, waitFor } from './wait.ts';
 
 const run = promisify(execFile);
 const poolSize = 24;
-const leases = '/tmp/keelson-test-users';
+/** The test users' leases: kept across runs, as the users are, so that processes running side by side share them. */
+export const userLeases = '/tmp/keelson-test-users';
 
 export interface TestUser {
   name: string;
@@ -65,9 +66,9 @@ export function leaseUser(): Promise<TestUser> {
   if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
   // One lease at a time in this process: tests running side by side would otherwise race for the same lease.
   const next = leasing.then(async () => {
-    await mkdir(leases, { recursive: true });
+    await mkdir(userLeases, { recursive: true });
     for (let n = 0; n < poolSize; n++) {
-      const lease = join(leases, String(n));
+      const lease = join(userLeases, String(n));
       if (!(await claim(lease))) continue;
       const name = `keelson-jvm-${n}`;
       return { name, ...(await ensureUser(name)), release: () => rm(lease, { recursive: true, force: true }) };
