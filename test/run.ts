@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
+import { buildBinaries } from './cluster/build.ts';
 import { LocalCluster } from './cluster/cluster.ts';
+import { realNodeUnsupported } from './cluster/node/host.ts';
 import { userLeases } from './support/jvm.ts';
 import { repoRoot } from './support/paths.ts';
 
@@ -52,6 +54,11 @@ async function runPhase(phaseFiles: string[], concurrency: number): Promise<void
 }
 
 const reused = LocalCluster.attach(join(repoRoot, '.cluster'));
+// Built before any test file runs: on a fresh machine the build alone outlasts one file's time limit.
+if (!reused && hostFiles.length + sharedFiles.length + serialFiles.length > 0) {
+  await buildBinaries('control-plane');
+  if (!realNodeUnsupported()) await buildBinaries('node');
+}
 await runPhase(hostFiles, 1);
 if (sharedFiles.length + serialFiles.length === 0) finish();
 

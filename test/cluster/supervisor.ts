@@ -1,11 +1,10 @@
 // Starts one local control plane, reports READY with its state on stdout, and tears it down on SIGTERM/SIGINT,
 // or when stdin closes under --watch-stdin (the parent died, however it died).
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GiveUp, waitFor } from '../support/wait.ts';
-import { repoRoot } from '../support/paths.ts';
 import { freePort } from '../support/ports.ts';
 import {
   etcd, kubeApiserver, kubeControllerManager, kubeScheduler, kwok, kwokNodeAnnotation, simulatedNodeTaint,
@@ -17,6 +16,7 @@ import { ManagedProcess } from './process.ts';
 import { nodeHeartbeatStage } from './stages.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
 import { buildImage } from '../../images/oci.ts';
+import { buildBinaries } from './build.ts';
 import { helloWorldImage, pauseImage, toolsImage } from '../../images/recipes.ts';
 import { nodeNetwork, realNodeUnsupported, sweepHost, takeNode } from './node/host.ts';
 import {
@@ -27,15 +27,6 @@ const started = Date.now();
 /** Progress on stderr, with the time since start: a cold start builds for minutes. */
 function progress(line: string): void {
   process.stderr.write(`[local cluster ${((Date.now() - started) / 1000).toFixed(0)}s] ${line}\n`);
-}
-
-/** Runs build.sh for `set`, its progress passed through to stderr; resolves with the bin directory. */
-function build(set: 'control-plane' | 'node'): Promise<string> {
-  const child = spawn('bash', [join(repoRoot, 'test/cluster/build.sh'), set], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0
-    ? resolve(out.trim().split('\n').at(-1)!) : reject(new Error(`test/cluster/build.sh ${set} exited with ${code}`)))));
 }
 
 async function freePorts<Name extends string>(names: readonly Name[]): Promise<Record<Name, number>> {
@@ -210,11 +201,11 @@ async function main(): Promise<void> {
   await mkdir(join(dir, 'logs'), { recursive: true });
   await mkdir(join(dir, 'pki'), { recursive: true, mode: 0o700 });
 
-  const bin = await build('control-plane');
+  const bin = await buildBinaries('control-plane');
   const unsupported = values['real-node'] === 'off' ? 'not asked for (--real-node=off)' : realNodeUnsupported();
   let node: RealNode | { skipped: string } = { skipped: unsupported ?? '' };
   if (!unsupported) {
-    const nodeBin = await build('node');
+    const nodeBin = await buildBinaries('node');
     const { heldBy } = await takeNode(dir, nodeBin);
     node = heldBy ? { skipped: heldBy } : { bin: nodeBin, ports: await freePorts(['kubelet', 'kubeletHealth',
       'containerdMetrics', 'kubeProxyHealth', 'kubeProxyMetrics', 'dnsHealth', 'dnsReady'] as const) };
