@@ -2,6 +2,7 @@
 // already has every field we set and we own no field we stopped setting.
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from './client.ts';
+import { ApiError } from './rest.ts';
 import { appliedFields, ownsMoreThan } from './managed-fields.ts';
 import type { KubeObject, OwnerReference, ResourceType } from './resources.ts';
 
@@ -15,6 +16,45 @@ export function controllerReference(owner: Owner): OwnerReference {
 /** The owner reference that makes `owner` the controller of `object`, if it is. */
 export function isControlledBy(object: KubeObject | undefined, owner: Owner): boolean {
   return object?.metadata.ownerReferences?.some((r) => r.controller && r.uid === owner.metadata.uid) ?? false;
+}
+
+/** The owner reference marked controller, if any. */
+export function controllerOf(object: KubeObject): OwnerReference | undefined {
+  return object.metadata.ownerReferences?.find((r) => r.controller);
+}
+
+/**
+ * The owner references `object` should carry for `owner` to control it (or not), the others kept; undefined when it
+ * carries them already.
+ */
+export function ownerReferencesFor(object: KubeObject, owner: Owner, controlled: boolean): OwnerReference[] | undefined {
+  const references = object.metadata.ownerReferences ?? [];
+  const others = references.filter((r) => r.uid !== owner.metadata.uid);
+  const wanted = controlled ? [...others, controllerReference(owner)] : others;
+  return isDeepStrictEqual(references, wanted) ? undefined : wanted;
+}
+
+export type Ensured<T> = { object: T; changed: boolean; notOwned?: undefined } | { notOwned: T };
+
+/**
+ * Makes `desired` exist without taking another's object over: created when absent, applied (if changed) when `ours`
+ * says the object there is ours, and otherwise left as it is and returned as notOwned. `current` is the cache's
+ * copy, if any; a create that finds the name taken reads the object there live.
+ */
+export async function ensureOwned<T extends KubeObject>(client: Client, type: ResourceType, desired: T,
+  current: T | undefined, ours: (object: T) => boolean): Promise<Ensured<T>> {
+  let found = current;
+  if (!found) {
+    try {
+      return { object: await client.create(type, desired), changed: true };
+    } catch (error) {
+      if (!(error instanceof ApiError && error.conflict)) throw error;
+      found = await client.get<T>(type, desired.metadata.namespace, desired.metadata.name);
+      if (!found) throw error;
+    }
+  }
+  if (!ours(found)) return { notOwned: found };
+  return applyIfChanged(client, type, desired, found);
 }
 
 /** Whether `actual` already holds every field of `desired` (lists element by element, maps key by key). */
