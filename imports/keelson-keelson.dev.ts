@@ -756,6 +756,13 @@ export interface PostgresClusterSpec {
   readonly paused?: boolean;
 
   /**
+   * What deleting the cluster does to its volumes, as StatefulSet names it.
+   *
+   * @schema PostgresClusterSpec#persistentVolumeClaimRetentionPolicy
+   */
+  readonly persistentVolumeClaimRetentionPolicy?: PostgresClusterSpecPersistentVolumeClaimRetentionPolicy;
+
+  /**
    * Compute resources of each member's container.
    *
    * @schema PostgresClusterSpec#resources
@@ -804,6 +811,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
     'image': obj.image,
     'nodeSelector': ((obj.nodeSelector) === undefined) ? undefined : (Object.entries(obj.nodeSelector).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'paused': obj.paused,
+    'persistentVolumeClaimRetentionPolicy': toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(obj.persistentVolumeClaimRetentionPolicy),
     'resources': toJson_PostgresClusterSpecResources(obj.resources),
     'size': obj.size,
     'storage': toJson_PostgresClusterSpecStorage(obj.storage),
@@ -873,6 +881,34 @@ export function toJson_PostgresClusterSpecBootstrap(obj: PostgresClusterSpecBoot
   if (obj === undefined) { return undefined; }
   const result = {
     'fromBackup': toJson_PostgresClusterSpecBootstrapFromBackup(obj.fromBackup),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What deleting the cluster does to its volumes, as StatefulSet names it.
+ *
+ * @schema PostgresClusterSpecPersistentVolumeClaimRetentionPolicy
+ */
+export interface PostgresClusterSpecPersistentVolumeClaimRetentionPolicy {
+  /**
+   * What becomes of the member volumes, the credentials Secret and the primary's Lease when the PostgresCluster (or its CRD) is deleted: Retain keeps them, and a PostgresCluster made again with the same name adopts them and comes back with its data; Delete lets them be garbage-collected with it. The backup volume is always kept.
+   *
+   * @schema PostgresClusterSpecPersistentVolumeClaimRetentionPolicy#whenDeleted
+   */
+  readonly whenDeleted?: PostgresClusterSpecPersistentVolumeClaimRetentionPolicyWhenDeleted;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecPersistentVolumeClaimRetentionPolicy' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(obj: PostgresClusterSpecPersistentVolumeClaimRetentionPolicy | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'whenDeleted': obj.whenDeleted,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -994,6 +1030,18 @@ export function toJson_PostgresClusterSpecBootstrapFromBackup(obj: PostgresClust
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What becomes of the member volumes, the credentials Secret and the primary's Lease when the PostgresCluster (or its CRD) is deleted: Retain keeps them, and a PostgresCluster made again with the same name adopts them and comes back with its data; Delete lets them be garbage-collected with it. The backup volume is always kept.
+ *
+ * @schema PostgresClusterSpecPersistentVolumeClaimRetentionPolicyWhenDeleted
+ */
+export enum PostgresClusterSpecPersistentVolumeClaimRetentionPolicyWhenDeleted {
+  /** Retain */
+  RETAIN = "Retain",
+  /** Delete */
+  DELETE = "Delete",
+}
 
 /**
  * A quantity, e.g. 500m or 1Gi.

@@ -21,8 +21,13 @@ case "$*" in
   *"SELECT pg_is_in_recovery()"*) if [ -f promoted ]; then echo f; else echo t; fi ;;
   *pg_promote*) echo primary > promoted; echo t ;;
   *synchronous_standby_names*) echo "$*" > synchronous ;;
+  *pg_current_wal_lsn*) echo 0/0 ;;
+  *pg_stat_replication*) echo 9 ;;
 esac
 `;
+
+/** The passwords each simulated member says it was started with (a pod's would come from the cluster's Secret). */
+export const memberPasswords = { POSTGRES_PASSWORD: 'kwokPostgres1', REPLICATION_PASSWORD: 'kwokReplication1' };
 
 export interface MemberExec {
   /** What the member answers when asked how far it replayed, e.g. "replica 0/3000000". */
@@ -48,7 +53,8 @@ export async function serveMemberExec(cluster: LocalCluster, namespace: string, 
   for (const member of members) {
     await mkdir(dir(member), { recursive: true });
     await writeFile(join(dir(member), 'position'), 'replica 0/1000000\n');
-    await serveExec(cluster, { namespace, pod: member }, dir(member), { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432' });
+    await serveExec(cluster, { namespace, pod: member }, dir(member), { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432',
+      ...memberPasswords });
     void new MemberAgent({ client, namespace, lease: names.lease(name), member, roleFile: join(dir(member), 'role'),
       postgres: { primaryPid: async () => undefined, stop: async () => {} }, log: pino({ level: 'silent' }) })
       .run(stopAgents.signal);

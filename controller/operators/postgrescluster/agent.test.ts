@@ -63,7 +63,7 @@ before(async () => {
   const unowned = (o: any) => ({ ...o, metadata: { ...o.metadata, ownerReferences: undefined } });
   const { serviceAccount, role, roleBinding } = agentIdentity(owner);
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List',
-    items: [serviceAccount, role, roleBinding, lease(owner, 'db-0000')].map(unowned) }) });
+    items: [serviceAccount, role, roleBinding, lease(owner, { persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain' } } as any, 'db-0000')].map(unowned) }) });
   const server = new URL(cluster.state.server);
   proxy = await CuttableProxy.start({ host: server.hostname, port: Number(server.port) });
   cleanups.push(() => proxy.close());

@@ -1,7 +1,9 @@
 // The objects a PostgresCluster owns, as they should be: per member a Pod and a PersistentVolumeClaim; the Secret of
 // generated credentials; the ConfigMap of member scripts; Services for writes (the primary), reads (the replicas) and
 // member addresses; the Lease naming the primary, and the member agents' ServiceAccount and Role that may renew only
-// it; and, with spec.backup, the backup volume and the CronJob that fills it.
+// it; and, with spec.backup, the backup volume and the CronJob that fills it. What holds data (member volumes, and
+// the Secret and Lease that go with them) is controlled by the cluster only when its retention policy says Delete;
+// the backup volume never is.
 import { randomBytes } from 'node:crypto';
 import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
@@ -19,8 +21,6 @@ export const clusterLabel = 'keelson.dev/postgrescluster';
 export const memberLabel = 'keelson.dev/member';
 export const roleLabel = 'keelson.dev/role';
 export const versionAnnotation = 'keelson.dev/postgres-version';
-/** On the primary's pod: synchronous_standby_names as last set on it. */
-export const synchronousAnnotation = 'keelson.dev/synchronous-standby-names';
 const postgresUid = 999;
 const scriptsDir = '/keelson';
 const pgdata = '/var/lib/postgresql/data/pgdata';
@@ -44,21 +44,29 @@ export const agentCommand = ['node', '/app/build/controller/operators/postgrescl
 export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
-function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}) {
+function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}, controlled = true) {
   return { name, namespace: cluster.metadata.namespace, labels: { 'app.kubernetes.io/name': 'postgres',
     'app.kubernetes.io/managed-by': 'keelson', [clusterLabel]: cluster.metadata.name, ...labels },
-  ownerReferences: [controllerReference(cluster)] };
+  ...(controlled ? { ownerReferences: [controllerReference(cluster)] } : {}) };
 }
+
+/** Whether the cluster controls (and so deletes with it) its member volumes, and the Secret and Lease they need. */
+export const deletesData = (spec: Spec) => spec.persistentVolumeClaimRetentionPolicy.whenDeleted === 'Delete';
 
 export function imageOf(spec: Spec): string {
   return spec.image ?? `postgres:${spec.version}`;
 }
 
 /** Random passwords of letters and digits (they are quoted into SQL and conninfo strings). */
-export function credentials(cluster: Cluster): KubeObject {
-  const password = () => randomBytes(32).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 32);
-  return { apiVersion: 'v1', kind: 'Secret', metadata: metadata(cluster, names.credentials(cluster.metadata.name)),
-    type: 'Opaque', stringData: { 'postgres-password': password(), 'replication-password': password() } };
+export function credentials(cluster: Cluster, spec: Spec, passwords = { postgres: password(), replication: password() }):
+KubeObject {
+  return { apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+    metadata: metadata(cluster, names.credentials(cluster.metadata.name), {}, deletesData(spec)),
+    stringData: { 'postgres-password': passwords.postgres, 'replication-password': passwords.replication } };
+}
+
+function password(): string {
+  return randomBytes(32).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 32);
 }
 
 export function scripts(cluster: Cluster): KubeObject {
@@ -80,9 +88,10 @@ export function services(cluster: Cluster): KubeObject[] {
 }
 
 /** The Lease naming the primary; the operator makes it with the seed and moves it only to promote another member. */
-export function lease(cluster: Cluster, holder: string): KubeObject {
+export function lease(cluster: Cluster, spec: Spec, holder: string): KubeObject {
   const now = microTime();
-  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: metadata(cluster, names.lease(cluster.metadata.name)),
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    metadata: metadata(cluster, names.lease(cluster.metadata.name), {}, deletesData(spec)),
     spec: { holderIdentity: holder, leaseDurationSeconds: leaseDurationMs / 1000, acquireTime: now, renewTime: now,
       leaseTransitions: 0 } };
 }
@@ -100,14 +109,16 @@ export function agentIdentity(cluster: Cluster): { serviceAccount: KubeObject; r
   };
 }
 
-function claim(cluster: Cluster, spec: Spec, name: string, labels: Record<string, string> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, name, labels),
+function claim(cluster: Cluster, spec: Spec, name: string, labels: Record<string, string>, controlled: boolean): KubeObject {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: metadata(cluster, name, labels, controlled),
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: String(spec.storage.size) } },
       ...(spec.storage.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}) } };
 }
 
-export const memberClaim = (cluster: Cluster, spec: Spec, member: string) => claim(cluster, spec, member, { [memberLabel]: member });
-export const backupClaim = (cluster: Cluster, spec: Spec) => claim(cluster, spec, names.backups(cluster.metadata.name));
+export const memberLabels = (member: string) => ({ [memberLabel]: member });
+export const memberClaim = (cluster: Cluster, spec: Spec, member: string) =>
+  claim(cluster, spec, member, memberLabels(member), deletesData(spec));
+export const backupClaim = (cluster: Cluster, spec: Spec) => claim(cluster, spec, names.backups(cluster.metadata.name), {}, false);
 
 const secretEnv = (cluster: string) => [
   { name: 'POSTGRES_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'postgres-password' } } },
@@ -205,8 +216,10 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       containers: [{
         name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
         ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,
+        // A primary busy enough to answer slowly is still the primary: only some 10 s of silence takes it out of
+        // its Service and, past the failover timeout, out of its role.
         readinessProbe: { exec: { command: ['pg_isready', '-q', '-h', '/var/run/postgresql', '-p', String(port)] },
-          periodSeconds: 2 },
+          periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
         // SIGTERM alone is PostgreSQL's smart shutdown, which serves connected clients until the grace period ends.
         lifecycle: { preStop: { exec: { command: ['pg_ctl', 'stop', '-D', pgdata, '-m', 'fast', '-w', '-t', '20'] } } },
         ...(spec.resources ? { resources: spec.resources } : {}),

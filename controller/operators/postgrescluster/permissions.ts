@@ -5,22 +5,29 @@ export const permissions: Permission[] = [
   { group: '', resource: 'pods', verbs: ['list', 'watch', 'create', 'delete', 'patch'],
     reason: 'run one pod per member, replace and remove members, and relabel the primary' },
   { group: '', resource: 'pods/exec', verbs: ['get', 'create'],
-    reason: 'ask members how much WAL they replayed, and promote one (a WebSocket exec asks for both verbs)' },
+    reason: 'ask members how far their WAL goes, promote one, set its synchronous standbys, and read the passwords a ' +
+      'member runs with to restore a deleted credentials Secret (a WebSocket exec asks for both verbs)' },
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-    reason: 'one volume per member and the backup volume, read live before a member restarts on one; deleted only ' +
-      'when spec.storage.keepOnScaleDown is false' },
-  { group: '', resource: 'services', verbs: ['list', 'watch', 'create', 'patch'],
-    reason: 'the read-write, read-only and member Services' },
-  { group: '', resource: 'configmaps', verbs: ['list', 'watch', 'create', 'patch'], reason: 'the member scripts' },
-  { group: '', resource: 'secrets', verbs: ['create'], reason: 'generate the cluster\'s credentials once' },
-  { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update'],
-    reason: 'the cluster\'s Lease names the primary: made with the seed, taken over by the member promoted' },
-  { group: '', resource: 'serviceaccounts', verbs: ['create', 'patch'], reason: 'the member agents\' identity, per cluster' },
-  { group: 'rbac.authorization.k8s.io', resource: 'roles', verbs: ['create', 'patch'],
-    reason: 'let the member agents read and renew their cluster\'s Lease, and nothing else' },
-  { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verbs: ['create', 'patch'],
+    reason: 'one volume per member and the backup volume, read live before a member restarts on one, relabelled ' +
+      'when its labels are lost, owned or let go as the retention policy says; deleted only when ' +
+      'spec.storage.keepOnScaleDown is false' },
+  { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch'],
+    reason: 'the read-write, read-only and member Services; one of their names taken is read to tell whose it is' },
+  { group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch', 'create', 'patch'], reason: 'the member scripts' },
+  { group: '', resource: 'secrets', verbs: ['get', 'create', 'patch'],
+    reason: 'generate the cluster\'s credentials, see on every reconcile that they are still there (made again ' +
+      'with the passwords in use if not), and own them or let them go as the retention policy says' },
+  { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update', 'patch'],
+    reason: 'the cluster\'s Lease names the primary: made with the seed, taken over by the member promoted, owned ' +
+      'or let go as the retention policy says' },
+  { group: '', resource: 'serviceaccounts', verbs: ['get', 'list', 'watch', 'create', 'patch'],
+    reason: 'the member agents\' identity, per cluster, repaired when changed or deleted' },
+  { group: 'rbac.authorization.k8s.io', resource: 'roles', verbs: ['get', 'list', 'watch', 'create', 'patch'],
+    reason: 'let the member agents read and renew their cluster\'s Lease, and nothing else; repaired when changed ' +
+      'or deleted' },
+  { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'bind that Role to the member agents\' ServiceAccount' },
-  { group: 'batch', resource: 'cronjobs', verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+  { group: 'batch', resource: 'cronjobs', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'take scheduled base backups, and stop when spec.backup is removed' },
 ];
 

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bestCandidate, failoverTimeoutMs, memberName, nextStep, synchronousStandbyNames, type Member, type MemberPod,
-  type Observed } from './plan.ts';
+import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep, synchronousStandbyNames, votersAfter,
+  wantedSynchronous, type Member, type MemberPod, type Observed } from './plan.ts';
 
-const now = new Date('2026-11-21T12:00:00Z');
 const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod =>
   ({ phase: 'Running', ready: true, role, version: '17.2', deleting: false, ...extra });
 const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => ({
   cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [], terminating: [],
-  primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false, now,
-  synchronousReplicas: 0, synchronousStandbyNames: '', ...extra });
+  primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false,
+  primaryLostForMs: 0, synchronousReplicas: 0, synchronous: { primary: 'db-0000', quorum: 0, standbys: [] }, ...extra });
 const healthy = () => [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
 
 describe('the next step of a PostgresCluster', () => {
@@ -30,7 +29,8 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed(members, { size: 1 })), { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
     // The role labels win over a stale status: db-0002 was promoted.
     const promoted = [member(0, pod('replica')), member(1, pod('replica')), member(2, pod('primary'))];
-    assert.deepEqual(nextStep(observed(promoted, { size: 2, primary: 'db-0000', keepVolumeOnScaleDown: false })),
+    assert.deepEqual(nextStep(observed(promoted, { size: 2, primary: 'db-0000', keepVolumeOnScaleDown: false,
+      synchronous: { primary: 'db-0002', quorum: 0, standbys: [] } })),
       { kind: 'remove-member', member: 'db-0001', deleteClaim: true });
   });
 
@@ -44,23 +44,24 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed([member(0, pod('primary')), member(1), member(2, pod('replica'))])),
       { kind: 'start-member', member: 'db-0001', role: 'replica' });
     assert.deepEqual(nextStep(observed([member(0), member(1, pod('replica')), member(2, pod('replica'))],
-      { primaryLostSince: now })), { kind: 'start-member', member: 'db-0000', role: 'primary' });
+      { primaryLostForMs: 1000 })), { kind: 'start-member', member: 'db-0000', role: 'primary' });
   });
 
   it('fails over to a ready replica only after the timeout, fencing the old primary first', () => {
     const unready = [member(0, pod('primary', { ready: false })), member(1, pod('replica')), member(2, pod('replica'))];
-    const early = nextStep(observed(unready, { primaryLostSince: new Date(now.getTime() - 10_000) }));
+    const early = nextStep(observed(unready, { primaryLostForMs: 10_000 }));
     assert.equal(early.kind, 'wait');
     assert.equal(early.kind === 'wait' && early.requeueAfterMs, failoverTimeoutMs - 10_000);
-    const late = { primaryLostSince: new Date(now.getTime() - failoverTimeoutMs) };
+    const late = { primaryLostForMs: failoverTimeoutMs };
     assert.deepEqual(nextStep(observed(unready, late)), { kind: 'delete-pod', member: 'db-0000', reason: 'fenced before failover' });
+    // A replica that runs but is not ready may hold the last commits: it is asked too.
     const fenced = [member(0, pod('primary', { ready: false, deleting: true })), member(1, pod('replica')),
-      member(2, pod('replica', { ready: false }))];
-    assert.deepEqual(nextStep(observed(fenced, late)), { kind: 'failover', from: 'db-0000', candidates: ['db-0001'] });
+      member(2, pod('replica', { ready: false })), member(3, pod('replica', { phase: 'Pending', ready: false }))];
+    assert.deepEqual(nextStep(observed(fenced, late)), { kind: 'failover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
   });
 
   it('promotes only once the old primary cannot take writes: its pod gone or its Lease expired', () => {
-    const late = { primaryLostSince: new Date(now.getTime() - failoverTimeoutMs) };
+    const late = { primaryLostForMs: failoverTimeoutMs };
     const going = [member(0, pod('primary', { ready: false, deleting: true })), member(1, pod('replica')), member(2, pod('replica'))];
     const held = { holder: 'db-0000', expired: false };
     assert.equal(nextStep(observed(going, { ...late, lease: held })).kind, 'wait');
@@ -71,7 +72,7 @@ describe('the next step of a PostgresCluster', () => {
     // A ready primary whose Lease went unrenewed (its agent is cut off) is failed over after the timeout too.
     const cutOff = [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
     const expired = { lease: { ...held, expired: true } };
-    assert.equal(nextStep(observed(cutOff, { ...expired, primaryLostSince: now })).kind, 'wait');
+    assert.equal(nextStep(observed(cutOff, { ...expired, primaryLostForMs: 1 })).kind, 'wait');
     assert.deepEqual(nextStep(observed(cutOff, { ...expired, ...late })),
       { kind: 'delete-pod', member: 'db-0000', reason: 'fenced before failover' });
   });
@@ -85,21 +86,85 @@ describe('the next step of a PostgresCluster', () => {
       { kind: 'finish-promotion', member: 'db-0001' });
   });
 
-  it('waits for a quorum of the replicas that stay, and sets it before shrinking', () => {
+  it('names the staying replicas that stream as synchronous standbys, and only grows the set while a primary lives', () => {
     const o = { members: healthy(), size: 3, synchronousReplicas: 1 };
-    assert.equal(synchronousStandbyNames(o, 'db-0000'), 'ANY 1 ("db-0001", "db-0002")');
-    assert.equal(synchronousStandbyNames({ ...o, size: 2 }, 'db-0000'), 'ANY 1 ("db-0001")');
-    assert.equal(synchronousStandbyNames({ ...o, size: 1 }, 'db-0000'), '');
-    assert.equal(synchronousStandbyNames({ ...o, synchronousReplicas: 5 }, 'db-0001'), 'ANY 2 ("db-0000", "db-0002")');
-    assert.equal(synchronousStandbyNames({ ...o, synchronousReplicas: 0 }, 'db-0000'), '');
-    // Never set on this primary (a new one): set, even to nothing, as it may carry its old primary's setting.
-    assert.deepEqual(nextStep(observed(healthy(), { size: 1, synchronousReplicas: 1, synchronousStandbyNames: undefined })),
-      { kind: 'set-synchronous', member: 'db-0000', value: '' });
-    assert.deepEqual(nextStep(observed(healthy(), { size: 1, synchronousReplicas: 1, synchronousStandbyNames: '' })),
-      { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
+    assert.deepEqual(wantedSynchronous(o, 'db-0000'), { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] });
+    assert.deepEqual(wantedSynchronous({ ...o, size: 2 }, 'db-0000').standbys, ['db-0001']);
+    assert.deepEqual(wantedSynchronous({ ...o, size: 1 }, 'db-0000'), { primary: 'db-0000', quorum: 0, standbys: [] });
+    assert.deepEqual(wantedSynchronous({ ...o, synchronousReplicas: 5 }, 'db-0001'),
+      { primary: 'db-0001', quorum: 2, standbys: ['db-0000', 'db-0002'] });
+    assert.equal(synchronousStandbyNames({ quorum: 1, standbys: ['db-0001', 'db-0002'] }), 'ANY 1 ("db-0001", "db-0002")');
+    assert.equal(synchronousStandbyNames({ quorum: 0, standbys: [] }), '');
+    // Promoted from the replicas that answered: a member Pending on a dead node is not waited for...
+    const pending = [member(0, pod('replica', { phase: 'Pending', ready: false })), member(1, pod('primary')),
+      member(2, pod('replica'))];
+    assert.deepEqual(wantedSynchronous({ ...o, members: pending }, 'db-0001', ['db-0002']).standbys, ['db-0002']);
+    // ...and with nobody that answered or streams, every staying replica is named: commits wait rather than go
+    // unconfirmed.
+    const none = [member(0, pod('replica', { phase: 'Pending', ready: false })), member(1, pod('primary')), member(2)];
+    assert.deepEqual(wantedSynchronous({ ...o, members: none }, 'db-0001', []).standbys, ['db-0000', 'db-0002']);
+    // A replica that starts streaming is added; one that stops is kept (it may hold commits nobody else has).
+    const recorded = { primary: 'db-0001', quorum: 1, standbys: ['db-0002'] };
+    const back = [member(0, pod('replica')), member(1, pod('primary')), member(2, pod('replica', { ready: false }))];
+    assert.deepEqual(wantedSynchronous({ ...o, members: back, synchronous: recorded }, 'db-0001').standbys, ['db-0000', 'db-0002']);
+    // A member whose volume is being deleted leaves the set.
+    const leaving = [member(0, pod('primary')), member(1, pod('replica')), { ...member(2, pod('replica')), claimDeleting: true }];
+    assert.deepEqual(wantedSynchronous({ ...o, members: leaving }, 'db-0000').standbys, ['db-0001']);
   });
 
-  it('picks the replica that replayed the most WAL', () => {
+  it('sets the synchronous standbys before waiting on a member, recording what a shrink drops', () => {
+    const busy = [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica', { phase: 'Pending', ready: false }))];
+    assert.deepEqual(nextStep(observed(busy, { synchronousReplicas: 1, synchronous: undefined })), { kind: 'set-synchronous',
+      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] }, dropped: [] });
+    // Recorded for another primary (the old one): set on this one.
+    const other = { primary: 'db-0002', quorum: 1, standbys: ['db-0000', 'db-0001'] };
+    assert.equal(nextStep(observed(healthy(), { synchronousReplicas: 1, synchronous: other })).kind, 'set-synchronous');
+    const inForce = { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] };
+    assert.deepEqual(nextStep(observed(healthy(), { size: 2, synchronousReplicas: 1, synchronous: inForce })), { kind: 'set-synchronous',
+      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001'] }, dropped: ['db-0002'] });
+    assert.deepEqual(nextStep(observed(healthy(), { size: 2, synchronousReplicas: 1,
+      synchronous: { ...inForce, standbys: ['db-0001'] } })), { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
+  });
+
+  it('promotes only when enough synchronous standbys answered to hold every acknowledged commit', () => {
+    const voters = { quorum: 1, standbys: ['db-0001', 'db-0002'] };
+    // ANY 1 of 2: a commit may be on either alone, so both must answer; the one with more flushed WAL wins.
+    assert.deepEqual(choosePromotion([{ member: 'db-0001', lsn: 9n }, { member: 'db-0002', lsn: 5n }], voters, []),
+      { chosen: 'db-0001' });
+    const one = choosePromotion([{ member: 'db-0002', lsn: 5n }], voters, []);
+    assert.ok('waiting' in one && /1 of the synchronous standbys answered, and 2 must .*waiting for db-0001/.test(one.waiting));
+    // A standby whose volume is gone can tell nothing: it is not waited for.
+    assert.deepEqual(choosePromotion([{ member: 'db-0002', lsn: 5n }], voters, ['db-0001']), { chosen: 'db-0002' });
+    // ANY 1 of 3: three must answer; ANY 2 of 3: two.
+    const three = ['db-0001', 'db-0002', 'db-0003'];
+    const two = [{ member: 'db-0001', lsn: 1n }, { member: 'db-0003', lsn: 2n }];
+    assert.ok('waiting' in choosePromotion(two, { quorum: 1, standbys: three }, []));
+    assert.deepEqual(choosePromotion(two, { quorum: 2, standbys: three }, []), { chosen: 'db-0003' });
+    // Asynchronous: whoever answers.
+    assert.deepEqual(choosePromotion(two, { quorum: 0, standbys: [] }, []), { chosen: 'db-0003' });
+    assert.deepEqual(choosePromotion([], { quorum: 0, standbys: [] }, []), { waiting: 'no candidate answered' });
+  });
+
+  it('asks, after a primary whose standbys were never recorded, every other member', () => {
+    const o = { members: healthy(), synchronousReplicas: 1 };
+    assert.deepEqual(votersAfter({ ...o, synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0002'] } }, 'db-0000'),
+      { primary: 'db-0000', quorum: 1, standbys: ['db-0002'] });
+    assert.deepEqual(votersAfter({ ...o, synchronous: { primary: 'db-0001', quorum: 1, standbys: ['db-0000'] } }, 'db-0000'),
+      { quorum: 1, standbys: ['db-0001', 'db-0002'] });
+  });
+
+  it('moves members off volumes being deleted: the primary by a switchover, never as a stranger', () => {
+    const primaryLeaving = [{ ...member(0, pod('primary')), claimDeleting: true }, member(1, pod('replica')), member(2, pod('replica'))];
+    assert.deepEqual(nextStep(observed(primaryLeaving, { synchronous: { primary: 'db-0000', quorum: 0, standbys: [] } })),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    const replicaLeaving = [member(0, pod('primary')), member(1, pod('replica')), { ...member(2, pod('replica')), claimDeleting: true }];
+    assert.deepEqual(nextStep(observed(replicaLeaving)), { kind: 'delete-pod', member: 'db-0002', reason: 'its volume is being deleted' });
+    // Once its pod is gone, no pod is started on it, and a new member takes its place.
+    const gone = [member(0, pod('primary')), member(1, pod('replica')), { ...member(2), claimDeleting: true }];
+    assert.deepEqual(nextStep(observed(gone, { nextIndex: 3 })), { kind: 'add-member', member: 'db-0003' });
+  });
+
+  it('picks the candidate whose WAL goes furthest', () => {
     assert.equal(bestCandidate([{ member: 'db-0001', lsn: 0x3000000n }, { member: 'db-0002', lsn: 0x1_00000000n }]), 'db-0002');
     assert.equal(bestCandidate([{ member: 'db-0002', lsn: 5n }, { member: 'db-0001', lsn: 5n }]), 'db-0001');
     assert.equal(bestCandidate([]), undefined);

@@ -1,8 +1,8 @@
-// The level-triggered loop's one decision, from what is observed now, as in the etcd operator: while any member is
-// Pending or going away, wait; otherwise fix exactly one thing, in this order: a second primary, a lost primary
-// (failover after a timeout), pods that are not members, a dead replica, the synchronous standbys, the size (one
-// member per step), the minor version (replicas, then a switchover, then the old primary). Nothing here deletes
-// data: volumes go only by scaling down, and only when the spec says so.
+// The level-triggered loop's one decision, from what is observed now, as in the etcd operator: fix exactly one thing,
+// in this order: a second primary, a lost primary (failover after a timeout), the synchronous standbys; then, while
+// any member is Pending or going away, wait; then pods that are not members, a member whose volume is being
+// deleted, a dead member, the size (one member per step), the minor version (replicas, then a switchover, then the
+// old primary). Nothing here deletes data: volumes go only by scaling down, and only when the spec says so.
 //
 // Who the primary is, is what the cluster's Lease says, as in Patroni's leader key: the primary's member agent
 // renews it and stops PostgreSQL when it cannot (agent.ts), so a Lease left unrenewed for its whole duration means
@@ -24,7 +24,20 @@ export interface Member {
   index: number;
   /** The member's claim exists, so its data may survive its pod. */
   claim: boolean;
+  /** Someone deleted the member's claim: it goes once no pod uses it, and no pod is started on it again. */
+  claimDeleting?: boolean;
   pod?: MemberPod;
+}
+
+/**
+ * The synchronous standbys in force on a primary: a commit there is acknowledged once \`quorum\` of \`standbys\` have
+ * flushed it. Recorded in status before any commit can depend on a larger set, and after one it no longer depends
+ * on a smaller one, so a failover knows whom it must hear from (Patroni's quorum mode keeps it in its DCS).
+ */
+export interface Synchronous {
+  primary: string;
+  quorum: number;
+  standbys: string[];
 }
 
 export interface Observed {
@@ -43,19 +56,18 @@ export interface Observed {
   terminating: string[];
   /** The primary as last recorded in status; undefined before the seed ever ran. */
   primary?: string;
-  /** Since when the primary has been gone or unready, as last recorded. */
-  primaryLostSince?: Date;
+  /** How long the primary has been gone, unready or unrenewed, on this process's monotonic clock; 0 while it is up. */
+  primaryLostForMs: number;
   /** The cluster's Lease: its holder, and whether it went unrenewed for its whole duration as this process saw it. */
   lease?: { holder: string; expired: boolean };
   /** Replicas that must confirm each commit (spec.synchronousReplicas). */
   synchronousReplicas: number;
-  /** synchronous_standby_names as last set on the primary (its pod's annotation); undefined when never set. */
-  synchronousStandbyNames?: string;
+  /** The synchronous standbys recorded in status as in force, with the primary they are in force on. */
+  synchronous?: Synchronous;
   /** Whether a backup exists to restore from (the cluster's own, or spec.bootstrap.fromBackup's). */
   backupAvailable: boolean;
   /** The spec asks to create the cluster from a backup. */
   bootstrapFromBackup: boolean;
-  now: Date;
 }
 
 export type Step =
@@ -69,7 +81,7 @@ export type Step =
   | { kind: 'failover'; from: string; candidates: string[] }
   | { kind: 'finish-promotion'; member: string }
   | { kind: 'fence-primary'; member: string; holder: string }
-  | { kind: 'set-synchronous'; member: string; value: string }
+  | { kind: 'set-synchronous'; member: string; synchronous: Synchronous; dropped: string[] }
   | { kind: 'add-member'; member: string }
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
   | { kind: 'upgrade-member'; member: string }
@@ -97,8 +109,12 @@ export function majorOf(version: string): number {
 
 const alive = (m: Member) => m.pod !== undefined && !m.pod.deleting && m.pod.phase === 'Running';
 const dead = (m: Member) => m.pod !== undefined && !m.pod.deleting && ['Failed', 'Succeeded', 'Unknown'].includes(m.pod.phase);
+const aliveReplicas = (members: Member[], primary: string | undefined) =>
+  members.filter((m) => m.name !== primary && alive(m) && m.pod!.role === 'replica');
 const readyReplicas = (members: Member[], primary: string | undefined) =>
-  members.filter((m) => m.name !== primary && alive(m) && m.pod!.ready && m.pod!.role === 'replica').map((m) => m.name);
+  aliveReplicas(members, primary).filter((m) => m.pod!.ready).map((m) => m.name);
+const byIndex = (members: Member[]) => (a: string, b: string) =>
+  (members.find((m) => m.name === a)?.index ?? 0) - (members.find((m) => m.name === b)?.index ?? 0);
 
 /**
  * The primary: the member the Lease names; without a Lease (a cluster made before there was one), the member whose
@@ -111,15 +127,43 @@ export function currentPrimary(o: Pick<Observed, 'members' | 'primary' | 'lease'
     [...o.members].sort((a, b) => a.index - b.index)[0]?.name;
 }
 
+/** synchronous_standby_names for a set: ANY quorum of the standbys, or nothing (asynchronous). */
+export function synchronousStandbyNames({ quorum, standbys }: Pick<Synchronous, 'quorum' | 'standbys'>): string {
+  return quorum > 0 ? `ANY ${quorum} (${standbys.map((s) => `"${s}"`).join(', ')})` : '';
+}
+
+/** The replicas that stay at this size: the lowest-numbered, but those whose volume is being deleted. */
+function staying(o: Pick<Observed, 'members' | 'size'>, primary: string): string[] {
+  return o.members.filter((m) => m.name !== primary && !m.claimDeleting).sort((a, b) => a.index - b.index)
+    .slice(0, o.size - 1).map((m) => m.name);
+}
+
 /**
- * synchronous_standby_names for the primary: a quorum (ANY n) of the replicas that stay at this size, so a commit is
- * acknowledged only once n of them have it. n is capped by the replicas there are; none means asynchronous.
+ * The synchronous standbys `primary` should have: those of \`base\` that stay, and every staying replica that streams
+ * (ready), so that the set only grows while the primary lives; the quorum capped by the replicas there are. With
+ * fewer candidates than the quorum, every staying replica is named, so commits wait rather than go unconfirmed.
+ * \`base\` defaults to the set recorded for this primary, else to every staying replica.
  */
-export function synchronousStandbyNames(o: Pick<Observed, 'members' | 'size' | 'synchronousReplicas'>, primary: string): string {
-  const staying = o.members.filter((m) => m.name !== primary).sort((a, b) => a.index - b.index).slice(0, o.size - 1)
-    .map((m) => `"${m.name}"`);
-  const quorum = Math.min(o.synchronousReplicas, staying.length);
-  return quorum > 0 ? `ANY ${quorum} (${staying.join(', ')})` : '';
+export function wantedSynchronous(o: Pick<Observed, 'members' | 'size' | 'synchronousReplicas' | 'synchronous'>,
+  primary: string, base?: string[]): Synchronous {
+  const stay = staying(o, primary);
+  const quorum = Math.min(o.synchronousReplicas, stay.length);
+  if (quorum === 0) return { primary, quorum: 0, standbys: [] };
+  const from = base ?? (o.synchronous?.primary === primary ? o.synchronous.standbys : stay);
+  const chosen = new Set([...from, ...readyReplicas(o.members, primary)].filter((name) => stay.includes(name)));
+  const standbys = chosen.size >= quorum ? [...chosen] : stay;
+  return { primary, quorum, standbys: standbys.sort(byIndex(o.members)) };
+}
+
+/**
+ * Whom a promotion in place of \`from\` must hear from: the set recorded as in force on it; when none was recorded
+ * for it (its promotion was cut short), every other member, with the quorum the spec asks for.
+ */
+export function votersAfter(o: Pick<Observed, 'members' | 'synchronousReplicas' | 'synchronous'>, from: string):
+Pick<Synchronous, 'quorum' | 'standbys'> {
+  if (o.synchronous?.primary === from) return o.synchronous;
+  const others = o.members.filter((m) => m.name !== from).map((m) => m.name);
+  return { quorum: Math.min(o.synchronousReplicas, others.length), standbys: others };
 }
 
 export function nextStep(o: Observed): Step {
@@ -151,20 +195,31 @@ export function nextStep(o: Observed): Step {
   // A primary gone, unready, or with its Lease unrenewed, past the timeout, is failed over even while its pod is still
   // going away (a node that died never confirms the deletion); before that, its pod is deleted. Another member is
   // promoted only once the old one can take no writes: its pod is gone, or its Lease expired (its agent stopped it).
-  const leaseHeld = !o.lease || !o.lease.expired;
-  const primaryUp = primary !== undefined && alive(primary) && primary.pod!.ready && leaseHeld;
-  const replicas = readyReplicas(members, primaryName);
-  const lostFor = primaryUp ? 0 : o.now.getTime() - (o.primaryLostSince ?? o.now).getTime();
-  if (primary && !primaryUp && replicas.length > 0 && lostFor >= failoverTimeoutMs) {
+  // Every replica that runs is a candidate: which one has every acknowledged commit is asked of them (choosePromotion).
+  const up = primaryUp(o);
+  const candidates = aliveReplicas(members, primaryName).map((m) => m.name);
+  const lostFor = up ? 0 : o.primaryLostForMs;
+  if (primary && !up && candidates.length > 0 && lostFor >= failoverTimeoutMs) {
     if (primary.pod && !primary.pod.deleting) return { kind: 'delete-pod', member: primary.name, reason: 'fenced before failover' };
     if (primary.pod && o.lease && !o.lease.expired) {
       return { kind: 'wait', reason: `primary ${primary.name} is going away; failing over once its pod is gone or its ` +
         `Lease expires`, requeueAfterMs: 1000 };
     }
-    return { kind: 'failover', from: primary.name, candidates: replicas };
+    return { kind: 'failover', from: primary.name, candidates };
   }
   // The Lease names a member whose promotion did not finish (the operator stopped between the two).
-  if (primary && primaryUp && primary.pod!.role !== 'primary') return { kind: 'finish-promotion', member: primary.name };
+  if (primary && up && primary.pod!.role !== 'primary') return { kind: 'finish-promotion', member: primary.name };
+
+  // The synchronous standbys follow the members before anything waits on one of them: a member Pending on a dead node
+  // must not leave the primary confirming commits with nobody.
+  if (up) {
+    const wanted = wantedSynchronous(o, primaryName);
+    const recorded = o.synchronous?.primary === primaryName ? o.synchronous : undefined;
+    if (!recorded || recorded.quorum !== wanted.quorum || recorded.standbys.join() !== wanted.standbys.join()) {
+      return { kind: 'set-synchronous', member: primaryName, synchronous: wanted,
+        dropped: recorded?.standbys.filter((s) => !wanted.standbys.includes(s)) ?? [] };
+    }
+  }
 
   const busy = members.find((m) => m.pod && (m.pod.deleting || m.pod.phase === 'Pending' ||
     (m.pod.phase === 'Running' && !m.pod.ready && m.name !== primaryName)));
@@ -174,43 +229,86 @@ export function nextStep(o: Observed): Step {
   }
   if (o.strangers.length) return { kind: 'remove-stranger', pod: o.strangers[0]! };
 
+  // A volume someone is deleting stays while a pod uses it: its member is moved off it, the primary by a switchover.
+  const leaving = members.find((m) => m.claimDeleting && m.pod);
+  if (leaving?.name === primaryName) {
+    const ready = readyReplicas(members, primaryName);
+    if (ready.length) return { kind: 'switchover', from: primaryName, candidates: ready };
+  } else if (leaving) {
+    return { kind: 'delete-pod', member: leaving.name, reason: 'its volume is being deleted' };
+  }
+
   const broken = members.find((m) => dead(m));
   if (broken) return { kind: 'delete-pod', member: broken.name, reason: `its pod is ${broken.pod!.phase}` };
-  const missing = members.find((m) => !m.pod);
+  const missing = members.find((m) => !m.pod && !m.claimDeleting);
   if (missing) {
     // The primary comes back on its own volume.
     const role: Role = missing.name === primaryName ? 'primary' : 'replica';
-    if (role === 'replica' && !primaryUp) return { kind: 'wait', reason: `member ${missing.name} waits for a primary to clone from` };
+    if (role === 'replica' && !up) return { kind: 'wait', reason: `member ${missing.name} waits for a primary to clone from` };
     return { kind: 'start-member', member: missing.name, role };
   }
-  if (!primaryUp) {
-    const why = leaseHeld ? 'is not ready' : 'has not renewed its Lease';
+  if (!up) {
+    const why = !o.lease || !o.lease.expired ? 'is not ready' : 'has not renewed its Lease';
     return { kind: 'wait', reason: `primary ${primaryName} ${why}; failing over to a ready ` +
       `replica after ${failoverTimeoutMs / 1000}s`, requeueAfterMs: Math.max(1000, failoverTimeoutMs - lostFor) };
   }
-  const synchronous = synchronousStandbyNames(o, primaryName);
-  if (synchronous !== o.synchronousStandbyNames) return { kind: 'set-synchronous', member: primaryName, value: synchronous };
+  if (leaving) {
+    return { kind: 'wait', reason: `the volume of primary ${primaryName} is being deleted; it is switched over once a ` +
+      'replica is ready', requeueAfterMs: 5000 };
+  }
 
-  if (members.length < o.size) {
+  const kept = members.filter((m) => !m.claimDeleting);
+  if (kept.length < o.size) {
     return { kind: 'add-member', member: memberName(o.cluster, o.nextIndex) };
   }
-  if (members.length > o.size) {
-    const victim = [...members].reverse().find((m) => m.name !== primaryName)!;
+  if (kept.length > o.size) {
+    const victim = [...kept].reverse().find((m) => m.name !== primaryName)!;
     return { kind: 'remove-member', member: victim.name, deleteClaim: !o.keepVolumeOnScaleDown };
   }
 
   const outdated = members.filter((m) => m.pod!.version !== o.version);
   const replica = outdated.find((m) => m.name !== primaryName);
   if (replica) return { kind: 'upgrade-member', member: replica.name };
+  const ready = readyReplicas(members, primaryName);
   if (outdated.length) {
-    return replicas.length
-      ? { kind: 'switchover', from: primaryName, candidates: replicas }
+    return ready.length
+      ? { kind: 'switchover', from: primaryName, candidates: ready }
       : { kind: 'upgrade-member', member: primaryName };
   }
   return { kind: 'steady' };
 }
 
-/** The candidate that replayed the most WAL; ties go to the lowest-numbered member. */
-export function bestCandidate(positions: { member: string; lsn: bigint }[]): string | undefined {
+/** Whether the primary serves: its pod runs and is ready, and its Lease, if any, is renewed. */
+export function primaryUp(o: Pick<Observed, 'members' | 'primary' | 'lease'>): boolean {
+  const primary = o.members.find((m) => m.name === currentPrimary(o));
+  return primary !== undefined && alive(primary) && primary.pod!.ready && (!o.lease || !o.lease.expired);
+}
+
+export interface CandidatePosition {
+  member: string;
+  /** How far its WAL goes: flushed by a replica, written by a primary. */
+  lsn: bigint;
+}
+
+/**
+ * The member to promote, from what the candidates answered: only when enough of the synchronous standbys answered
+ * that at least one of them has every acknowledged commit (n - k + 1 of ANY k, as Patroni's quorum mode; a standby
+ * whose volume is gone counts as heard, as nothing can be learnt from it), the one whose WAL goes furthest.
+ */
+export function choosePromotion(answers: CandidatePosition[], voters: Pick<Synchronous, 'quorum' | 'standbys'>,
+  gone: readonly string[]): { chosen: string } | { waiting: string } {
+  const heard = voters.standbys.filter((s) => gone.includes(s) || answers.some((a) => a.member === s));
+  const needed = voters.standbys.length - voters.quorum + 1;
+  if (voters.quorum > 0 && heard.length < needed) {
+    const silent = voters.standbys.filter((s) => !heard.includes(s));
+    return { waiting: `${heard.length} of the synchronous standbys answered, and ${needed} must (ANY ${voters.quorum} of ` +
+      `${voters.standbys.length}) to be sure no acknowledged commit is lost; waiting for ${silent.join(', ')}` };
+  }
+  const chosen = bestCandidate(answers);
+  return chosen ? { chosen } : { waiting: 'no candidate answered' };
+}
+
+/** The candidate whose WAL goes furthest; ties go to the lowest-numbered member. */
+export function bestCandidate(positions: CandidatePosition[]): string | undefined {
   return [...positions].sort((a, b) => (a.lsn === b.lsn ? a.member.localeCompare(b.member) : a.lsn > b.lsn ? -1 : 1))[0]?.member;
 }

@@ -17,7 +17,8 @@ import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { failoverTimeoutMs } from './plan.ts';
+import { failoverTimeoutMs, synchronousStandbyNames } from './plan.ts';
+import { realNodeName } from '../../../test/cluster/node/node.ts';
 
 const run = promisify(execFile);
 const cluster = testCluster();
@@ -122,6 +123,70 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await converged((await status()).members.map((m: any) => m.name), 'acks');
   });
 
+  it('loses nothing acknowledged through two failovers while members cannot be scheduled, each primary confirming ' +
+    'commits with a standby', async () => {
+    await client('orders', 'CREATE TABLE twice (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'twice');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    // Pods made from now on need a node label nobody has: they stay Pending, as on a node that is gone.
+    const hold = `keelson.dev/hold-${namespace}`;
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [hold]: 'yes' } } }));
+    const release = () => cluster.kubectl(['label', 'node', realNodeName, `${hold}=yes`, '--overwrite']);
+    cleanups.push(() => cluster.kubectl(['label', 'node', realNodeName, `${hold}-`]));
+    const primaries: string[] = [(await status()).primary];
+    const promotedAfter = async (gone: string) => {
+      const s = await waitFor(`a primary in place of ${gone}`, async () => {
+        const st = await status();
+        return st.primary !== gone && st.synchronous?.primary === st.primary &&
+          (await get('pod', st.primary))?.metadata.labels['keelson.dev/role'] === 'primary' ? st : undefined;
+      }, { timeoutMs: failoverTimeoutMs + 120_000, intervalMs: 1000 });
+      // What the new primary itself has in force, read before the cluster could have changed it since.
+      const names = await local(s.primary, 'SHOW synchronous_standby_names');
+      assert.notEqual(names, '', `${s.primary} took writes with no synchronous standby`);
+      assert.equal(names, synchronousStandbyNames(s.synchronous));
+      primaries.push(s.primary);
+      return s;
+    };
+    await kubectl('delete', 'pod', primaries[0]!, '--wait=false');
+    const second = await promotedAfter(primaries[0]!);
+    assert.ok(!second.synchronous.standbys.includes(primaries[0]), 'a member that cannot run is not waited for');
+    const since = Date.now();
+    await waitFor(`writes acknowledged by ${second.primary}`, async () => writer.acknowledgedSince(since) >= 10,
+      { timeoutMs: 60_000 });
+    // The second primary killed as a node's death would kill it.
+    await kubectl('delete', 'pod', second.primary, '--grace-period=0', '--force', '--wait=false');
+    const third = await promotedAfter(second.primary);
+    assert.ok(!primaries.slice(0, 2).includes(third.primary));
+    await release();
+    await running(3, 'orders', (st) => st.primary === third.primary);
+    const resumed = Date.now();
+    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(resumed) >= 10, { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('twice', report.acknowledged), []);
+    figures.push(`two failovers with members unschedulable: ${report.acknowledged.length} acknowledged, none lost; ` +
+      `writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
+    await converged((await status()).members.map((m: any) => m.name), 'twice');
+  });
+
+  it('repairs a deleted member Role and credentials Secret while its primary keeps running, and replicas still join',
+    async () => {
+      const primary = (await status()).primary;
+      const started = await local(primary, 'SELECT pg_postmaster_start_time()');
+      const secret = await get('secret', 'orders-credentials');
+      await kubectl('delete', 'role', 'orders-member');
+      await kubectl('delete', 'secret', 'orders-credentials');
+      const restored = await waitFor('the Secret made again', () => get('secret', 'orders-credentials'));
+      assert.deepEqual(restored.data, secret.data);
+      assert.ok(await get('role', 'orders-member'));
+      await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { size: 4 } }));
+      const four = await running(4);
+      assert.equal(four.primary, primary);
+      assert.equal(await local(primary, 'SELECT pg_postmaster_start_time()'), started, 'the primary was never stopped');
+      await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { size: 3 } }));
+      await running(3);
+    });
+
   it('stops a primary cut off from the network before promoting another; it rejoins as a replica', async () => {
     await client('orders', 'CREATE TABLE cut (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'cut');
@@ -203,5 +268,22 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     const restored = await running(1, 'restored');
     assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
     assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 3'), 'with one member');
+  });
+
+  it('comes back with every row when deleted and made again with the same name', async () => {
+    const rows = await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks');
+    const claims = (await get('pvc', '-l', 'keelson.dev/postgrescluster=orders,keelson.dev/member')).items
+      .map((c: any) => c.metadata.uid).sort();
+    const spec = (await get('pgc', 'orders')).spec;
+    await kubectl('delete', 'pgc', 'orders');
+    await waitFor('the members gone', async () => (await get('pods', '-l',
+      'keelson.dev/postgrescluster=orders,keelson.dev/member')).items.length === 0, { timeoutMs: 120_000 });
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec });
+    const back = await running(3);
+    assert.deepEqual((await get('pvc', '-l', 'keelson.dev/postgrescluster=orders,keelson.dev/member')).items
+      .map((c: any) => c.metadata.uid).sort(), claims);
+    await waitFor('orders to take reads', () => client('orders', 'SELECT 1').then(() => true, () => false), { timeoutMs: 30_000 });
+    assert.equal(await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks'), rows);
+    await converged(back.members.map((m: any) => m.name), 'acks');
   });
 });

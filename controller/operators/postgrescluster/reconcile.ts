@@ -7,20 +7,21 @@ import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/c
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
-import { applyIfChanged, isControlledBy } from '../../runtime/objects.ts';
+import { controllerOf, ensureOwned, isControlledBy, ownerReferencesFor } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
-import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { kindType, keyOf, types, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { findCondition, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
+import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, lease, memberClaim, memberLabel, memberPod,
-  names, roleLabel, scripts, services, synchronousAnnotation, versionAnnotation } from './objects.ts';
+import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
+  memberLabels, memberPod, names, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
-import { bestCandidate, currentPrimary, leaseDurationMs, majorOf, nextStep, type Member, type MemberPod, type Observed,
-  type Role, type Step } from './plan.ts';
+import { choosePromotion, currentPrimary, leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
+  votersAfter, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
+  type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
@@ -31,6 +32,21 @@ interface CronJob extends KubeObject {
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
 type Pending = Omit<Condition, 'lastTransitionTime'>;
+/** What a step did: a member promoted, the synchronous standbys now in force, why a promotion waits, the cluster as written. */
+interface Outcome {
+  primary?: string;
+  synchronous?: Synchronous;
+  waiting?: string;
+  /** Why the step could not be taken without changing another's object. */
+  blocked?: string;
+  updated?: Cluster;
+}
+
+const claimTaken = (member: string) => `PersistentVolumeClaim ${member} exists and belongs to something else: left ` +
+  'unchanged; rename or remove it';
+
+const commitsWait = (synchronous: Synchronous) => synchronous.quorum
+  ? `commits wait for ${synchronousStandbyNames(synchronous)}` : 'commits wait for no replica';
 
 const clusterType = kindType(PostgresCluster);
 const retiredLabel = 'keelson.dev/retired';
@@ -58,14 +74,15 @@ class PostgresClusterReconciler {
   private readonly services;
   private readonly configMaps;
   private readonly cronJobs;
-  /** Clusters whose credentials Secret this process has made sure of. */
-  private readonly credentialed = new Set<string>();
-  /** Clusters whose member agents' ServiceAccount and Role this process has applied. */
-  private readonly agentsIdentified = new Set<string>();
+  private readonly serviceAccounts;
+  private readonly roles;
+  private readonly roleBindings;
   /** Promotions made that the cache may not show yet, by cluster uid: no step is taken until it does. */
   private readonly promotions = new Map<string, string>();
   /** Each cluster's Lease as last seen changed, and when, on this process's monotonic clock. */
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
+  /** Since when each cluster's primary has not been up, on this process's monotonic clock, by cluster uid. */
+  private readonly lostSince = new Map<string, number>();
 
   constructor(private readonly ctx: OperatorContext, private readonly agentImage: string) {
     const informer = <T extends KubeObject>(type: typeof types.pods) =>
@@ -76,9 +93,12 @@ class PostgresClusterReconciler {
     this.services = informer<KubeObject>(types.services);
     this.configMaps = informer<KubeObject>(types.configMaps);
     this.cronJobs = informer<CronJob>(types.cronJobs);
+    this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
+    this.roles = informer<KubeObject>(types.roles);
+    this.roleBindings = informer<KubeObject>(types.roleBindings);
   }
 
-  async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
+  async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
     const primary = readPrimary(this.clusters, request, PostgresCluster);
     if (!primary) return;
     const { object: cluster, problems } = primary;
@@ -89,53 +109,249 @@ class PostgresClusterReconciler {
         message: `${problems.join('; ')}; nothing was changed` }]);
       return;
     }
-    // A major version change is refused: members keep running the version they have.
+    // A major version change is refused: members keep running the version, and the image, they have.
     let spec: Spec = primary.spec;
     const current = cluster.status?.currentVersion;
     if (current && majorOf(spec.version) !== majorOf(current)) {
       conditions.push({ type: 'VersionChangeRefused', status: 'True', reason: 'MajorVersionChange', observedGeneration: generation,
         message: `a change from PostgreSQL ${current} to ${spec.version} needs a dump and restore (or pg_upgrade), ` +
           `which this operator does not do; members stay on ${current}` });
-      spec = { ...spec, version: current, image: undefined };
+      spec = { ...spec, version: current, image: this.runningImage(cluster, current) };
     } else {
       conditions.push({ type: 'VersionChangeRefused', status: 'False', reason: 'NoMajorChange', observedGeneration: generation,
         message: 'the version asked for is the one running, or a minor change of it' });
     }
 
-    // The shared objects are applied, but a failure to is only reported: it must never hold up a failover.
-    if (!spec.paused) conditions.push(await this.ensureShared(cluster, spec).then(() => ({ type: 'SharedObjectsReady',
-      status: 'True' as const, reason: 'Applied', message: 'Secret, scripts, Services, agent identity and backups are ' +
-        'as the spec says', observedGeneration: generation }), async (error: Error) => {
-      await this.ctx.events.record(cluster, 'Warning', 'ApplyFailed', error.message.slice(0, 1000));
-      return { type: 'SharedObjectsReady', status: 'False' as const, reason: 'ApplyFailed', message: error.message,
-        observedGeneration: generation };
-    }));
+    // The shared objects are made or repaired, but a failure to is only reported: it must never hold up a failover.
+    if (!spec.paused) conditions.push(await this.sharedCondition(cluster, spec));
     const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
-    const observed = this.observe(cluster, spec, now, leaseObject);
+    const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
+    if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
+    const observed = this.observe(cluster, spec, foreignLease ? undefined : leaseObject);
     const promoted = this.promotions.get(cluster.metadata.uid);
     if (promoted && observed.members.find((m) => m.name === promoted)?.pod?.role === 'primary') {
       this.promotions.delete(cluster.metadata.uid);
     }
-    const step: Step = this.promotions.has(cluster.metadata.uid)
-      ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
-      : nextStep(observed);
+    // A Lease of this name that is not the cluster's would name the primary to its agents: nothing is done by it.
+    const step: Step = foreignLease
+      ? { kind: 'wait', reason: `Lease ${foreignLease.metadata.name} is not this cluster's; nothing is changed until it ` +
+        'is removed', requeueAfterMs: 30_000 }
+      : this.promotions.has(cluster.metadata.uid)
+        ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
+        : nextStep(observed);
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
     const outcome = await this.take(cluster, spec, observed, step, leaseObject);
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
-    const primaryUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
+    const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
     // A primary not up yet has renewed nothing: its Lease speaks only of a primary that runs.
-    const leaseExpired = primaryUp && !outcome.primary && observed.lease?.expired;
-    conditions.push(primaryUp && !leaseExpired
-      ? { type: 'PrimaryAvailable', status: 'True', reason: 'Ready', message: `${primaryName} takes writes`, observedGeneration: generation }
-      : { type: 'PrimaryAvailable', status: 'False', reason: leaseExpired ? 'LeaseExpired' : 'Unavailable',
-        observedGeneration: generation, message: !primaryName ? 'no primary yet' : leaseExpired
-          ? `${primaryName} has not renewed the Lease ${names.lease(request.name)} for ${leaseDurationMs / 1000}s: ` +
-            'its agent has stopped PostgreSQL, or cannot reach the apiserver' : `${primaryName} is not ready` });
-    conditions.push(...this.readiness(step, observed, generation));
-    await this.report(cluster, this.summary(cluster, observed, step, outcome.primary), conditions);
+    const leaseExpired = podUp && !outcome.primary && observed.lease?.expired;
+    conditions.push(outcome.waiting
+      ? { type: 'PrimaryAvailable', status: 'False', reason: 'QuorumNotReached', observedGeneration: generation,
+        message: `no member promoted: ${outcome.waiting}` }
+      : podUp && !leaseExpired
+        ? { type: 'PrimaryAvailable', status: 'True', reason: 'Ready', message: `${primaryName} takes writes`, observedGeneration: generation }
+        : { type: 'PrimaryAvailable', status: 'False', reason: leaseExpired ? 'LeaseExpired' : 'Unavailable',
+          observedGeneration: generation, message: !primaryName ? 'no primary yet' : leaseExpired
+            ? `${primaryName} has not renewed the Lease ${names.lease(request.name)} for ${leaseDurationMs / 1000}s: ` +
+              'its agent has stopped PostgreSQL, or cannot reach the apiserver' : `${primaryName} is not ready` });
+    if (outcome.blocked) await this.ctx.events.record(cluster, 'Warning', 'NotOwned', outcome.blocked);
+    conditions.push(...(outcome.blocked
+      ? [{ type: 'Ready', status: 'False' as const, reason: 'NotOwned', message: outcome.blocked, observedGeneration: generation }]
+      : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
+    const latest = outcome.updated ?? cluster;
+    await this.report(latest, this.summary(latest, observed, step, outcome), conditions);
+    if (outcome.waiting) return { requeueAfterMs: 2000 };
+    if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
     return step.kind === 'paused' || step.kind === 'failed' ? undefined : { requeueAfterMs: steadyRequeueMs };
+  }
+
+  /** The image a member runs `version` with: what a refused change must keep. */
+  private runningImage(cluster: Cluster, version: string): string | undefined {
+    const pod = this.memberPods(cluster).find((p) => p.metadata.annotations?.[versionAnnotation] === version);
+    return pod?.spec?.containers?.find((c) => c.name === 'postgres')?.image;
+  }
+
+  /**
+   * Whether `object` is this cluster's: controlled by it, or, for what a cluster of the same name may have left
+   * behind (its volumes, Secret and Lease), labelled for it and controlled by nothing.
+   */
+  private ours(cluster: Cluster, object: KubeObject): boolean {
+    return isControlledBy(object, cluster) ||
+      (!controllerOf(object) && object.metadata.labels?.[clusterLabel] === cluster.metadata.name);
+  }
+
+  /** Puts or takes away the cluster's controller reference on an object that holds data, as the policy says. */
+  private async keepOwnership(cluster: Cluster, type: ResourceType, object: KubeObject, controlled: boolean): Promise<void> {
+    const ownerReferences = ownerReferencesFor(object, cluster, controlled);
+    if (!ownerReferences) return;
+    await this.ctx.client.patch(type, object.metadata.namespace, object.metadata.name, { metadata: { ownerReferences } }, 'merge');
+  }
+
+  private memberPods(cluster: Cluster): Pod[] {
+    return this.pods.listNamespace(cluster.metadata.namespace!)
+      .filter((p) => isControlledBy(p, cluster) && p.metadata.labels?.[memberLabel] !== undefined);
+  }
+
+  private memberClaims(cluster: Cluster): KubeObject[] {
+    return this.claims.listNamespace(cluster.metadata.namespace!)
+      .filter((c) => this.ours(cluster, c) && c.metadata.labels?.[memberLabel] !== undefined);
+  }
+
+  private async sharedCondition(cluster: Cluster, spec: Spec): Promise<Pending> {
+    const generation = cluster.metadata.generation;
+    try {
+      const notOwned = await this.ensureShared(cluster, spec);
+      if (notOwned.length === 0) {
+        return { type: 'SharedObjectsReady', status: 'True', reason: 'Applied', observedGeneration: generation,
+          message: 'Secret, scripts, Services, agent identity and backups are as the spec says' };
+      }
+      const message = `${notOwned.join(', ')} already exist${notOwned.length === 1 ? 's' : ''} and belong${notOwned.length === 1
+        ? 's' : ''} to something else: left unchanged; rename or remove ${notOwned.length === 1 ? 'it' : 'them'}`;
+      await this.ctx.events.record(cluster, 'Warning', 'NotOwned', message);
+      return { type: 'SharedObjectsReady', status: 'False', reason: 'NotOwned', message, observedGeneration: generation };
+    } catch (error) {
+      await this.ctx.events.record(cluster, 'Warning', 'ApplyFailed', (error as Error).message.slice(0, 1000));
+      return { type: 'SharedObjectsReady', status: 'False', reason: 'ApplyFailed', message: (error as Error).message,
+        observedGeneration: generation };
+    }
+  }
+
+  /**
+   * Makes or repairs, on every reconcile, the objects the cluster shares among its members, each tried whatever
+   * became of the others: none that belongs to something else is changed, and those are returned by kind and name;
+   * what failed is thrown together at the end.
+   */
+  private async ensureShared(cluster: Cluster, spec: Spec): Promise<string[]> {
+    const ns = cluster.metadata.namespace!;
+    const name = cluster.metadata.name;
+    const cached = <T extends KubeObject>(informer: { get(key: string): T | undefined }, objectName: string) =>
+      informer.get(keyOf({ namespace: ns, name: objectName }));
+    const notOwned: string[] = [];
+    const controlled = (object: KubeObject) => isControlledBy(object, cluster);
+    const ensure = async (type: ResourceType, desired: KubeObject, current: KubeObject | undefined,
+      ours: (o: KubeObject) => boolean = controlled) => {
+      const result = await ensureOwned(this.ctx.client, type, desired, current, ours);
+      if (result.notOwned) notOwned.push(`${type.kind} ${desired.metadata.name}`);
+    };
+    const { serviceAccount, role, roleBinding } = agentIdentity(cluster);
+    const cronJob = cached(this.cronJobs, names.backups(name));
+    const tasks: [what: string, task: () => Promise<unknown>][] = [
+      ['the member agents\' ServiceAccount', () => ensure(types.serviceAccounts, serviceAccount,
+        cached(this.serviceAccounts, serviceAccount.metadata.name))],
+      ['the member agents\' Role', () => ensure(types.roles, role, cached(this.roles, role.metadata.name))],
+      ['the member agents\' RoleBinding', () => ensure(types.roleBindings, roleBinding,
+        cached(this.roleBindings, roleBinding.metadata.name))],
+      ['the credentials', () => this.ensureCredentials(cluster, spec, notOwned)],
+      ['the scripts', () => ensure(types.configMaps, scripts(cluster), cached(this.configMaps, names.scripts(name)))],
+      ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => ensure(types.services, service,
+        cached(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
+      ['the member volumes\' owner', async () => {
+        for (const claim of this.memberClaims(cluster)) {
+          await this.keepOwnership(cluster, types.persistentVolumeClaims, claim, deletesData(spec));
+        }
+      }],
+      ['the backups', async () => {
+        if (spec.backup) {
+          const current = cached(this.claims, names.backups(name));
+          await ensure(types.persistentVolumeClaims, backupClaim(cluster, spec), current, (o) => this.ours(cluster, o));
+          // Made controlled by the cluster before there was a retention policy: let go of it.
+          if (current && isControlledBy(current, cluster)) {
+            await this.keepOwnership(cluster, types.persistentVolumeClaims, current, false);
+          }
+          await ensure(types.cronJobs, backupCronJob(cluster, spec), cronJob);
+        } else if (cronJob && isControlledBy(cronJob, cluster)) {
+          await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
+        }
+      }],
+    ];
+    const failures: string[] = [];
+    for (const [what, task] of tasks) {
+      await task().catch((error: Error) => failures.push(`${what}: ${error.message}`));
+    }
+    if (failures.length) throw new Error(failures.join('; '));
+    return notOwned;
+  }
+
+  /**
+   * The credentials Secret, read live (nothing caches Secrets): made for a cluster with no data yet; made again,
+   * if deleted, with the passwords PostgreSQL has, which a running member's environment holds; never rewritten.
+   */
+  private async ensureCredentials(cluster: Cluster, spec: Spec, notOwned: string[]): Promise<void> {
+    const ns = cluster.metadata.namespace!;
+    const name = names.credentials(cluster.metadata.name);
+    const existing = await this.ctx.client.get(types.secrets, ns, name);
+    if (existing) {
+      if (this.ours(cluster, existing)) await this.keepOwnership(cluster, types.secrets, existing, deletesData(spec));
+      else notOwned.push(`Secret ${name}`);
+      return;
+    }
+    if (this.memberClaims(cluster).length === 0) {
+      await this.ctx.client.create(types.secrets, credentials(cluster, spec));
+      return;
+    }
+    const passwords = await this.passwordsInUse(cluster);
+    await this.ctx.client.create(types.secrets, credentials(cluster, spec, passwords));
+    await this.ctx.events.record(cluster, 'Warning', 'CredentialsRestored', `Secret ${name} was deleted: made again ` +
+      'with the passwords the members run with');
+  }
+
+  /** The passwords the members were started with, from the environment of one that runs, the primary first. */
+  private async passwordsInUse(cluster: Cluster): Promise<{ postgres: string; replication: string }> {
+    const running = this.memberPods(cluster).filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+      .sort((a, b) => Number(b.metadata.labels?.[roleLabel] === 'primary') - Number(a.metadata.labels?.[roleLabel] === 'primary'));
+    for (const pod of running) {
+      const output = await this.run(pod.metadata.namespace!, pod.metadata.name,
+        'printf "%s\\n%s\\n" "$POSTGRES_PASSWORD" "$REPLICATION_PASSWORD"').catch(() => '');
+      const [postgres, replication] = output.split('\n');
+      if (postgres && replication) return { postgres, replication };
+    }
+    throw new Error(`Secret ${names.credentials(cluster.metadata.name)} was deleted and no running member could say ` +
+      'the passwords it has; it is made again once one can (a new password would lock the members out)');
+  }
+
+  private observe(cluster: Cluster, spec: Spec, leaseObject: Lease | undefined): Observed {
+    const ns = cluster.metadata.namespace!;
+    const claims = this.memberClaims(cluster);
+    const live = claims.filter((c) => !c.metadata.labels?.[retiredLabel]);
+    const pods = this.memberPods(cluster);
+    const members: Member[] = live.map((claim) => {
+      const name = claim.metadata.name;
+      const pod = pods.find((p) => p.metadata.name === name);
+      return { name, index: indexOf(name), claim: true, claimDeleting: Boolean(claim.metadata.deletionTimestamp),
+        ...(pod ? { pod: {
+          phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
+          role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
+          version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
+    });
+    const lease = this.leaseState(cluster, leaseObject);
+    // Pods of a cluster of the same name deleted before this one was made, which its garbage collection still removes.
+    const leftBehind = this.pods.listNamespace(ns).filter((p) => p.metadata.labels?.[clusterLabel] === cluster.metadata.name &&
+      !isControlledBy(p, cluster) && p.metadata.labels?.[memberLabel] !== undefined);
+    const uid = cluster.metadata.uid;
+    if (primaryUp({ members, primary: cluster.status?.primary, lease })) this.lostSince.delete(uid);
+    else if (!this.lostSince.has(uid)) this.lostSince.set(uid, performance.now());
+    const since = this.lostSince.get(uid);
+    const recorded = cluster.status?.synchronous;
+    return {
+      lease,
+      synchronousReplicas: spec.synchronousReplicas,
+      synchronous: recorded && { ...recorded, standbys: recorded.standbys ?? [] },
+      cluster: cluster.metadata.name, size: spec.size, version: spec.version, paused: spec.paused,
+      keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
+      nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
+      strangers: pods.filter((p) => !live.some((c) => c.metadata.name === p.metadata.name) && !p.metadata.deletionTimestamp)
+        .map((p) => p.metadata.name),
+      terminating: [...pods.map((p) => ['pod', p] as const), ...claims.map((c) => ['claim', c] as const),
+        ...leftBehind.map((p) => ['pod', p] as const)]
+        .filter(([, o]) => o.metadata.deletionTimestamp || leftBehind.includes(o as Pod))
+        .map(([what, o]) => `${what} ${o.metadata.name}`),
+      primary: cluster.status?.primary,
+      primaryLostForMs: since === undefined ? 0 : performance.now() - since,
+      backupAvailable: this.backupOf(cluster, spec) !== undefined,
+      bootstrapFromBackup: spec.bootstrap !== undefined,
+    };
   }
 
   /** The Lease's holder, and whether it went unrenewed for its whole duration since this process saw it change. */
@@ -152,88 +368,6 @@ class PostgresClusterReconciler {
     return { holder, expired: performance.now() - at >= leaseDurationMs };
   }
 
-  /**
-   * The Secret (made once, never rewritten), the agents' identity, the scripts, the Services and the backups, each
-   * tried whatever became of the others; what failed is thrown together at the end.
-   */
-  private async ensureShared(cluster: Cluster, spec: Spec): Promise<void> {
-    const ns = cluster.metadata.namespace!;
-    const uid = cluster.metadata.uid;
-    const current = (informer: { get(key: string): KubeObject | undefined }, name: string) => informer.get(keyOf({ namespace: ns, name }));
-    const cronJob = current(this.cronJobs, names.backups(cluster.metadata.name));
-    const tasks: [what: string, task: () => Promise<unknown>][] = [
-      ['the member agents\' identity', async () => {
-        if (this.agentsIdentified.has(uid)) return;
-        const { serviceAccount, role, roleBinding } = agentIdentity(cluster);
-        for (const [type, object] of [[types.serviceAccounts, serviceAccount], [types.roles, role],
-          [types.roleBindings, roleBinding]] as const) await this.ctx.client.apply(type, object);
-        this.agentsIdentified.add(uid);
-      }],
-      ['the credentials', async () => {
-        if (this.credentialed.has(uid)) return;
-        await this.ctx.client.create(types.secrets, credentials(cluster)).catch((error: unknown) => {
-          if (!(error instanceof ApiError && error.conflict)) throw error;
-        });
-        this.credentialed.add(uid);
-      }],
-      ['the scripts', () => applyIfChanged(this.ctx.client, types.configMaps, scripts(cluster),
-        current(this.configMaps, names.scripts(cluster.metadata.name)))],
-      ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => applyIfChanged(this.ctx.client,
-        types.services, service, current(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
-      ['the backups', async () => {
-        if (spec.backup) {
-          await applyIfChanged(this.ctx.client, types.persistentVolumeClaims, backupClaim(cluster, spec),
-            current(this.claims, names.backups(cluster.metadata.name)));
-          await applyIfChanged(this.ctx.client, types.cronJobs, backupCronJob(cluster, spec), cronJob);
-        } else if (cronJob && isControlledBy(cronJob, cluster)) {
-          await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
-        }
-      }],
-    ];
-    const failures: string[] = [];
-    for (const [what, task] of tasks) {
-      await task().catch((error: Error) => failures.push(`${what}: ${error.message}`));
-    }
-    if (failures.length) throw new Error(failures.join('; '));
-  }
-
-  private observe(cluster: Cluster, spec: Spec, now: Date, leaseObject: Lease | undefined): Observed {
-    const ns = cluster.metadata.namespace!;
-    const owned = (o: KubeObject) => isControlledBy(o, cluster) && o.metadata.labels?.[memberLabel] !== undefined;
-    const claims = this.claims.listNamespace(ns).filter(owned);
-    const live = claims.filter((c) => !c.metadata.deletionTimestamp && !c.metadata.labels?.[retiredLabel]);
-    const pods = this.pods.listNamespace(ns).filter(owned);
-    const members: Member[] = live.map((claim) => {
-      const name = claim.metadata.name;
-      const pod = pods.find((p) => p.metadata.name === name);
-      return { name, index: indexOf(name), claim: true, ...(pod ? { pod: {
-        phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
-        role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
-        version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
-    });
-    const lost = findCondition(cluster.status?.conditions as Condition[] | undefined, 'PrimaryAvailable');
-    const leaseNow = this.leaseState(cluster, leaseObject);
-    const primaryName = currentPrimary({ members, primary: cluster.status?.primary, lease: leaseNow });
-    const primaryPod = pods.find((p) => p.metadata.name === primaryName);
-    return {
-      lease: leaseNow,
-      synchronousReplicas: spec.synchronousReplicas,
-      synchronousStandbyNames: primaryPod?.metadata.annotations?.[synchronousAnnotation],
-      cluster: cluster.metadata.name, size: spec.size, version: spec.version, paused: spec.paused,
-      keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
-      nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
-      strangers: pods.filter((p) => !live.some((c) => c.metadata.name === p.metadata.name) && !p.metadata.deletionTimestamp)
-        .map((p) => p.metadata.name),
-      terminating: [...pods.map((p) => ['pod', p] as const), ...claims.map((c) => ['claim', c] as const)]
-        .filter(([, o]) => o.metadata.deletionTimestamp).map(([what, o]) => `${what} ${o.metadata.name}`),
-      primary: cluster.status?.primary,
-      primaryLostSince: lost?.status === 'False' ? new Date(lost.lastTransitionTime) : undefined,
-      backupAvailable: this.backupOf(cluster, spec) !== undefined,
-      bootstrapFromBackup: spec.bootstrap !== undefined,
-      now,
-    };
-  }
-
   /** The cluster whose backups a restore reads: the bootstrap source, else the cluster itself once it has one. */
   private backupOf(cluster: Cluster, spec: Spec): { cluster: string; backup?: string } | undefined {
     const source = spec.bootstrap?.fromBackup;
@@ -245,7 +379,7 @@ class PostgresClusterReconciler {
   }
 
   private async take(cluster: Cluster, spec: Spec, observed: Observed, step: Step, leaseObject: Lease | undefined):
-  Promise<{ primary?: string }> {
+  Promise<Outcome> {
     const ns = cluster.metadata.namespace!;
     const event = (type: 'Normal' | 'Warning', reason: string, note: string) => this.ctx.events.record(cluster, type, reason, note);
     const startPod = (member: string, role: Role, restore = false) => this.ctx.client.create(types.pods,
@@ -253,13 +387,13 @@ class PostgresClusterReconciler {
         ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
     // A cluster made before it had a Lease gets one naming the primary it has.
     if (!leaseObject && observed.members.length) {
-      await this.ctx.client.create(types.leases, lease(cluster, currentPrimary(observed)!));
+      await this.ctx.client.create(types.leases, lease(cluster, spec, currentPrimary(observed)!));
     }
     switch (step.kind) {
       case 'create-seed':
+        if (!(await this.claimMember(cluster, spec, step.member))) return { blocked: claimTaken(step.member) };
         // No member is left to hold the Lease, so it is the seed's.
-        await this.takeLease(cluster, leaseObject, step.member);
-        await this.ctx.client.apply(types.persistentVolumeClaims, memberClaim(cluster, spec, step.member));
+        await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
         await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', step.restore
           ? `Restoring seed member ${step.member} from the latest backup` : `Added seed member ${step.member}`);
@@ -268,12 +402,11 @@ class PostgresClusterReconciler {
         await event('Warning', step.reason, step.message);
         return {};
       case 'remove-stranger':
-        await this.ctx.client.delete(types.pods, ns, step.pod);
-        await event('Normal', 'StrangerRemoved', `Deleted pod ${step.pod}: it is no member of the cluster`);
-        return {};
+        return this.removeStranger(cluster, step.pod);
       case 'delete-pod':
         await this.ctx.client.delete(types.pods, ns, step.member);
-        await event('Normal', 'MemberReplacing', `Deleted the pod of member ${step.member} (${step.reason}); it comes back on its volume`);
+        await event('Normal', 'MemberReplacing', `Deleted the pod of member ${step.member} (${step.reason})` +
+          (step.reason === 'its volume is being deleted' ? '' : '; it comes back on its volume'));
         return {};
       case 'start-member': {
         // The cache may not show yet that the claim is going away; a pod started on it now would come up on an
@@ -285,7 +418,7 @@ class PostgresClusterReconciler {
         return {};
       }
       case 'add-member':
-        await this.ctx.client.apply(types.persistentVolumeClaims, memberClaim(cluster, spec, step.member));
+        if (!(await this.claimMember(cluster, spec, step.member))) return { blocked: claimTaken(step.member) };
         await startPod(step.member, 'replica');
         await event('Normal', 'MemberAdded', `Added member ${step.member} as a replica`);
         return {};
@@ -303,46 +436,105 @@ class PostgresClusterReconciler {
         await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}`);
         return {};
       case 'switchover':
-      case 'failover': {
-        // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
-        // switchover takes it once the old primary's pod is gone, its agent with it.
-        if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
-        const { chosen, unanswered } = await this.chooseCandidate(ns, step.candidates);
-        if (step.kind === 'failover') await this.takeLease(cluster, leaseObject, chosen);
-        else await this.takeLeaseFromGone(cluster, chosen);
-        await this.promote(ns, chosen);
-        this.promotions.set(cluster.metadata.uid, chosen);
-        await event(step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} to primary in place ` +
-          `of ${step.from} (${step.kind}: the replica with the most replayed WAL among ${step.candidates.join(', ')}` +
-          `${unanswered.length ? `; not answering: ${unanswered.join('; ')}` : ''})`);
-        return { primary: chosen };
-      }
-      case 'finish-promotion':
-        await this.promote(ns, step.member);
+      case 'failover':
+        return this.replacePrimary(cluster, spec, observed, step, leaseObject);
+      case 'finish-promotion': {
+        const synchronous = wantedSynchronous(observed, step.member);
+        await this.promote(ns, step.member, synchronous);
         this.promotions.set(cluster.metadata.uid, step.member);
-        await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names`);
-        return { primary: step.member };
+        await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names; ${commitsWait(synchronous)}`);
+        return { primary: step.member, synchronous };
+      }
       case 'fence-primary':
         await this.ctx.client.delete(types.pods, ns, step.member);
         await event('Warning', 'MultiplePrimaries', `Pod ${step.member} is labelled primary, but the Lease names ` +
           `${step.holder}: its agent stops PostgreSQL, and its pod was deleted to come back as a replica`);
         return {};
       case 'set-synchronous':
-        await this.run(ns, step.member, `SYNCHRONOUS_STANDBY_NAMES='${step.value}'\n${synchronousScript}`);
-        await this.ctx.client.patch(types.pods, ns, step.member,
-          { metadata: { annotations: { [synchronousAnnotation]: step.value } } }, 'merge');
-        await event('Normal', 'SynchronousStandbys', step.value
-          ? `Commits on ${step.member} wait for ${step.value}` : `Commits on ${step.member} wait for no replica`);
-        return {};
+        return this.setSynchronous(cluster, step);
       default:
         return {};
     }
   }
 
+  /** Makes the member's claim, or finds it there already as this cluster's; false when another's has its name. */
+  private async claimMember(cluster: Cluster, spec: Spec, member: string): Promise<boolean> {
+    const result = await ensureOwned(this.ctx.client, types.persistentVolumeClaims, memberClaim(cluster, spec, member),
+      undefined, (claim) => this.ours(cluster, claim));
+    return !result.notOwned;
+  }
+
+  /**
+   * A pod of the cluster whose member claim is not seen: if a claim of its name is there (someone took its labels
+   * off), the claim is labelled again and the pod kept; only a pod with no claim at all is deleted.
+   */
+  private async removeStranger(cluster: Cluster, pod: string): Promise<Outcome> {
+    const ns = cluster.metadata.namespace!;
+    const claim = await this.ctx.client.get(types.persistentVolumeClaims, ns, pod);
+    if (claim && !claim.metadata.deletionTimestamp && (isControlledBy(claim, cluster) || !controllerOf(claim))) {
+      await this.ctx.client.patch(types.persistentVolumeClaims, ns, pod,
+        { metadata: { labels: { [clusterLabel]: cluster.metadata.name, ...memberLabels(pod) } } }, 'merge');
+      await this.ctx.events.record(cluster, 'Warning', 'VolumeRelabelled', `PersistentVolumeClaim ${pod} had lost the ` +
+        'labels that make it a member\'s volume: labelled again, and its member kept');
+      return {};
+    }
+    await this.ctx.client.delete(types.pods, ns, pod);
+    await this.ctx.events.record(cluster, 'Normal', 'StrangerRemoved', `Deleted pod ${pod}: it is no member of the cluster`);
+    return {};
+  }
+
+  /**
+   * Failover and switchover: the candidates say how far their WAL goes, and one is promoted only when enough of the
+   * old primary's synchronous standbys answered to be sure it has every acknowledged commit. Its own synchronous
+   * standbys (those that answered, which stream) are set before it takes writes.
+   */
+  private async replacePrimary(cluster: Cluster, spec: Spec, observed: Observed,
+    step: Extract<Step, { kind: 'failover' | 'switchover' }>, leaseObject: Lease | undefined): Promise<Outcome> {
+    const ns = cluster.metadata.namespace!;
+    // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
+    // switchover takes it once the old primary's pod is gone, its agent with it.
+    if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
+    const { positions, unanswered } = await this.positions(ns, step.candidates);
+    const voters = votersAfter(observed, step.from);
+    const gone = voters.standbys.filter((s) => !observed.members.some((m) => m.name === s));
+    const decision = choosePromotion(positions, voters, gone);
+    const silent = unanswered.length ? ` (not answering: ${unanswered.join('; ')})` : '';
+    if ('waiting' in decision) return { waiting: `${decision.waiting}${silent}` };
+    const { chosen } = decision;
+    const synchronous = wantedSynchronous(observed, chosen, positions.map((p) => p.member));
+    if (step.kind === 'failover') await this.takeLease(cluster, spec, leaseObject, chosen);
+    else await this.takeLeaseFromGone(cluster, spec, chosen);
+    await this.promote(ns, chosen, synchronous);
+    this.promotions.set(cluster.metadata.uid, chosen);
+    await this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
+      `to primary in place of ${step.from} (${step.kind}: the replica whose WAL goes furthest among ` +
+      `${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
+    return { primary: chosen, synchronous };
+  }
+
+  /**
+   * Changes the primary's synchronous standbys so that a failover always knows whom to ask: the set is recorded
+   * (with any standby it drops) before it is applied, so no commit depends on a standby the record lacks; a standby
+   * dropped is forgotten only once the ones kept have everything it may have confirmed.
+   */
+  private async setSynchronous(cluster: Cluster, step: Extract<Step, { kind: 'set-synchronous' }>): Promise<Outcome> {
+    const { synchronous, dropped } = step;
+    const meanwhile = { ...synchronous, standbys: [...synchronous.standbys, ...dropped] };
+    const updated = await this.ctx.client.patch<Cluster>(clusterType, cluster.metadata.namespace, cluster.metadata.name,
+      { status: { synchronous: meanwhile } }, 'merge', 'status');
+    const catchUp = dropped.length && synchronous.quorum
+      ? `CATCH_UP="${synchronous.standbys.map((s) => `'${s}'`).join(',')}"\nQUORUM=${synchronous.quorum}\n` : '';
+    await this.run(cluster.metadata.namespace!, step.member,
+      `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n${catchUp}${synchronousScript}`);
+    await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ${commitsWait(synchronous)}` +
+      (dropped.length ? ` (no longer ${dropped.join(', ')})` : ''));
+    return { synchronous, updated: { ...updated, apiVersion: cluster.apiVersion, kind: cluster.kind } as Cluster };
+  }
+
   /** Names `holder` in the Lease: created if missing, else written over `current`'s resourceVersion. */
-  private async takeLease(cluster: Cluster, current: Lease | undefined, holder: string): Promise<void> {
+  private async takeLease(cluster: Cluster, spec: Spec, current: Lease | undefined, holder: string): Promise<void> {
     if (!current) {
-      await this.ctx.client.create(types.leases, lease(cluster, holder));
+      await this.ctx.client.create(types.leases, lease(cluster, spec, holder));
       return;
     }
     if (current.spec?.holderIdentity === holder) return;
@@ -352,11 +544,11 @@ class PostgresClusterReconciler {
   }
 
   /** Takes the Lease from a holder whose pod is gone: nothing renews it any more, so it is read until a write holds. */
-  private async takeLeaseFromGone(cluster: Cluster, holder: string): Promise<void> {
+  private async takeLeaseFromGone(cluster: Cluster, spec: Spec, holder: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.ctx.client.get<Lease>(types.leases, cluster.metadata.namespace!, names.lease(cluster.metadata.name));
       try {
-        await this.takeLease(cluster, current, holder);
+        await this.takeLease(cluster, spec, current, holder);
         return;
       } catch (error) {
         if (!(error instanceof ApiError && error.conflict) || attempt === 3) throw error;
@@ -377,20 +569,22 @@ class PostgresClusterReconciler {
     return result.stdout;
   }
 
-  /** The candidate that replayed the most WAL, among those that answer; one that does not never blocks the rest. */
-  private async chooseCandidate(namespace: string, candidates: string[]): Promise<{ chosen: string; unanswered: string[] }> {
+  /** How far each candidate's WAL goes, among those that answer; one that does not never blocks the rest. */
+  private async positions(namespace: string, candidates: string[]): Promise<{ positions: CandidatePosition[]; unanswered: string[] }> {
     const answers = await Promise.allSettled(candidates.map(async (member) =>
       ({ member, lsn: parsePosition(await this.run(namespace, member, positionScript)).lsn })));
-    const positions = answers.flatMap((a) => a.status === 'fulfilled' ? [a.value] : []);
-    const unanswered = answers.flatMap((a, i) => a.status === 'rejected' ? [`${candidates[i]}: ${(a.reason as Error).message}`] : []);
-    const chosen = bestCandidate(positions);
-    if (!chosen) throw new Error(`no candidate answered: ${unanswered.join('; ')}`);
-    return { chosen, unanswered };
+    return {
+      positions: answers.flatMap((a) => a.status === 'fulfilled' ? [a.value] : []),
+      unanswered: answers.flatMap((a, i) => a.status === 'rejected' ? [`${candidates[i]}: ${(a.reason as Error).message}`] : []),
+    };
   }
 
-  /** Promotes the member (once: a promoted member is left as it is), then points the read-write Service at it. */
-  private async promote(namespace: string, member: string): Promise<void> {
-    await this.run(namespace, member, promoteScript);
+  /**
+   * Promotes the member with its synchronous standbys set first (once: a promoted member only gets them set), then
+   * points the read-write Service at it.
+   */
+  private async promote(namespace: string, member: string, synchronous: Synchronous): Promise<void> {
+    await this.run(namespace, member, `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n${promoteScript}`);
     await this.ctx.client.patch(types.pods, namespace, member, { metadata: { labels: { [roleLabel]: 'primary' } } }, 'merge');
   }
 
@@ -410,7 +604,8 @@ class PostgresClusterReconciler {
     }
   }
 
-  private summary(cluster: Cluster, observed: Observed, step: Step, promoted: string | undefined): Partial<PostgresClusterStatus> {
+  private summary(cluster: Cluster, observed: Observed, step: Step, outcome: Outcome): Partial<PostgresClusterStatus> {
+    const promoted = outcome.primary;
     const members = observed.members.map((m) => ({ name: m.name, role: m.name === promoted ? 'primary' as const : m.pod?.role ?? 'replica',
       ready: m.pod?.ready ?? false }));
     const versions = new Set(observed.members.map((m) => m.pod?.version).filter(Boolean));
@@ -422,6 +617,7 @@ class PostgresClusterReconciler {
       readyMembers: members.filter((m) => m.ready).length,
       members,
       currentVersion: versions.size === 1 ? [...versions][0] : cluster.status?.currentVersion,
+      ...(outcome.synchronous ? { synchronous: outcome.synchronous } : {}),
       ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
     };
   }
@@ -446,8 +642,8 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,
-      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs]
-        .map((type) => ({ type, view: ownedView })),
+      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs,
+        types.serviceAccounts, types.roles, types.roleBindings].map((type) => ({ type, view: ownedView })),
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

@@ -37,6 +37,12 @@ export const postgresClusterSpec = object({
     { rule: unchanged('storageClassName'), message: 'storage.storageClassName cannot change: member volumes stay ' +
       'where they were made', fieldPath: '.storageClassName' },
   ] }),
+  persistentVolumeClaimRetentionPolicy: object({
+    whenDeleted: enumeration(['Retain', 'Delete'], { description: 'What becomes of the member volumes, the credentials ' +
+      'Secret and the primary\'s Lease when the PostgresCluster (or its CRD) is deleted: Retain keeps them, and a ' +
+      'PostgresCluster made again with the same name adopts them and comes back with its data; Delete lets them be ' +
+      'garbage-collected with it. The backup volume is always kept.', default: 'Retain' }),
+  }, { description: 'What deleting the cluster does to its volumes, as StatefulSet names it.', default: {} }),
   resources: object({
     requests: quantities('Minimum resources of each member\'s container.'),
     limits: quantities('Maximum resources of each member\'s container.'),
@@ -69,6 +75,14 @@ export const postgresClusterStatus = statusOf({
     role: enumeration(['primary', 'replica'], { description: 'primary or replica.', required: true }),
     ready: boolean({ description: 'Whether it serves.', required: true }),
   }, { description: 'One member.' }), { description: 'The members.', maxItems: 9 }),
+  synchronous: object({
+    primary: string({ description: 'The primary they are in force on.', required: true }),
+    quorum: integer({ description: 'How many of the standbys must have flushed a commit before it is acknowledged; ' +
+      '0: asynchronous.', minimum: 0, required: true }),
+    standbys: array(string({ description: 'A member.' }), { description: 'The members a commit may wait for.',
+      maxItems: 8 }),
+  }, { description: 'The synchronous standbys in force on the primary (synchronous_standby_names ANY quorum of ' +
+    'standbys), as recorded before a commit could depend on them.' }),
   lastBackup: object({
     name: string({ description: 'The backup.', required: true }),
     time: string({ description: 'When it finished.', format: 'date-time', required: true }),

@@ -124,10 +124,23 @@ if [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; then
 fi
 local_sql "CHECKPOINT" >/dev/null`;
 
-/** Sets synchronous_standby_names on the primary (SYNCHRONOUS_STANDBY_NAMES, from the operator) and reloads. */
+/**
+ * Sets synchronous_standby_names on the primary (SYNCHRONOUS_STANDBY_NAMES, from the operator) and reloads. When the
+ * change drops a standby, which may have been the only one to confirm a commit, CATCH_UP lists (as SQL strings) the
+ * standbys kept: it returns only once QUORUM of them have flushed everything written before the change.
+ */
 export const synchronousScript = `${common}
 local_sql "ALTER SYSTEM SET synchronous_standby_names = '$SYNCHRONOUS_STANDBY_NAMES'" >/dev/null
-local_sql "SELECT pg_reload_conf()" >/dev/null`;
+local_sql "SELECT pg_reload_conf()" >/dev/null
+if [ -n "\${CATCH_UP:-}" ]; then
+  written=$(local_sql "SELECT pg_current_wal_lsn()")
+  tries=0
+  until [ "$(local_sql "SELECT count(*) FROM pg_stat_replication WHERE application_name IN ($CATCH_UP) AND flush_lsn >= '$written'")" -ge "$QUORUM" ]; do
+    tries=$((tries + 1))
+    [ $tries -le 100 ] || { echo "fewer than $QUORUM of $CATCH_UP flushed $written within 20s" >&2; exit 3; }
+    sleep 0.2
+  done
+fi`;
 
 /**
  * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
