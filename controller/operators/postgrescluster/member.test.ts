@@ -26,6 +26,15 @@ const rows = (m: Member) => sql(environment, m, 'SELECT note FROM notes ORDER BY
 const shows = (m: Member, note: string) => waitFor(`${m.name} to show "${note}"`,
   async () => (await rows(m)).split('\n').includes(note), { timeoutMs: 60_000 });
 const position = async (m: Member) => parsePosition(await runScript(environment, positionScript, { PGPORT: String(m.port) }));
+const promote = (m: Member, env: Record<string, string> = {}) =>
+  runScript(environment, promoteScript, { PGPORT: String(m.port), SYNCHRONOUS_STANDBY_NAMES: '', ...env });
+// In a cluster, replicas stream from the read-write Service, which moves to the promoted member, and are known to it by
+// their pod's name; here the replica is pointed at it by hand, as the Service's move does.
+async function follow(replica: Member, primary: Member): Promise<void> {
+  await sql(environment, replica, `ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=${primary.port} ` +
+    `user=replicator password=${passwords.REPLICATION_PASSWORD} application_name=${replica.name}'`);
+  await sql(environment, replica, 'SELECT pg_reload_conf()');
+}
 
 before(async () => {
   dir = await mkdtemp('/tmp/keelson-pg-');
@@ -66,17 +75,37 @@ describe('member scripts against real PostgreSQL', () => {
     const [pb, pc] = await Promise.all([position(b), position(c)]);
     assert.ok(pb.lsn > pc.lsn, 'the paused replica is behind');
 
-    await runScript(environment, promoteScript, { PGPORT: String(b.port) });
+    await promote(b, { SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")' });
     assert.equal((await position(b)).role, 'primary');
-    // In a cluster, replicas stream from the read-write Service, which moves to the promoted member; here the replica
-    // is pointed at it by hand, as the Service's move does.
-    await sql(environment, c, `ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=${b.port} user=replicator ` +
-      `password=${passwords.REPLICATION_PASSWORD}'`);
-    await sql(environment, c, 'SELECT pg_reload_conf()');
+    // In force before b took writes: its first commit waits for c, which still streams from the dead a.
+    assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
+    let committed = false;
+    const commit = sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after failover\')').then(() => { committed = true; });
+    await waitFor('the commit on b to wait for c', async () =>
+      await sql(environment, b, 'SELECT count(*) FROM pg_stat_activity WHERE wait_event = \'SyncRep\'') === '1');
+    assert.equal(committed, false);
+    await follow(c, b);
     await sql(environment, c, 'SELECT pg_wal_replay_resume()');
-    await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after failover\')');
+    await waitFor('the commit on b to return once c has it', () => committed, { timeoutMs: 60_000 });
+    await commit;
     await shows(c, 'after failover');
     assert.deepEqual((await rows(c)).split('\n'), ['seeded', 'last write', 'after failover']);
+  });
+
+  it('fails a promotion that does not finish in time, and finishes it when run again', async () => {
+    const e = await member('e', replicaOf(b));
+    const startup = Number(await sql(environment, e, 'SELECT pid FROM pg_stat_activity WHERE backend_type = \'startup\''));
+    // Recovery ends in the startup process: stopped, it cannot.
+    process.kill(startup, 'SIGSTOP');
+    try {
+      await assert.rejects(promote(e, { PROMOTE_TIMEOUT: '1' }),
+        (error: { stderr?: string }) => /did not finish promoting within 1 s/.test(error.stderr ?? ''));
+    } finally {
+      process.kill(startup, 'SIGCONT');
+    }
+    await promote(e);
+    assert.equal((await position(e)).role, 'primary');
+    await e.kill();
   });
 
   it('rewinds the old primary and brings it back as a replica of the new one', async () => {

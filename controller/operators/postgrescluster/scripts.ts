@@ -14,11 +14,17 @@
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
 //   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the latest)
 //   RESTORE                   "true": a member with no data restores a backup instead of running initdb
+//   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
+//                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
 
 const common = `set -eu
 SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
 LISTEN=\${LISTEN:-*}
 local_sql() { psql -X -v ON_ERROR_STOP=1 -h "$SOCKET_DIR" -p "$PGPORT" -U postgres -d postgres -Atc "$1"; }
+set_synchronous() {
+  local_sql "ALTER SYSTEM SET synchronous_standby_names = '$1'" >/dev/null
+  local_sql "SELECT pg_reload_conf()" >/dev/null
+}
 conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
 `;
 
@@ -115,12 +121,17 @@ local_sql "SELECT CASE WHEN pg_is_in_recovery() THEN 'replica ' || pg_last_wal_r
 
 /**
  * Promotes a replica and waits until it takes writes, then checkpoints: until a checkpoint records the new timeline,
- * pg_rewind takes the new primary for one on the old timeline and rewinds nothing. A member promoted already is left
- * as it is, so a promotion cut short is finished by running this again.
+ * pg_rewind takes the new primary for one on the old timeline and rewinds nothing. The standbys its commits wait for
+ * (SYNCHRONOUS_STANDBY_NAMES, empty for none) are set while it is still in recovery, so that no commit it takes is
+ * acknowledged by it alone. A promotion that does not end within PROMOTE_TIMEOUT seconds (default 60) is an error. A
+ * member promoted already gets the setting all the same, so a promotion cut short is finished by running this again.
  */
 export const promoteScript = `${common}
+set_synchronous "\${SYNCHRONOUS_STANDBY_NAMES?names the standbys a commit on the promoted member waits for (empty: none)}"
 if [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; then
-  local_sql "SELECT pg_promote(wait => true, wait_seconds => 60)" >/dev/null
+  timeout=\${PROMOTE_TIMEOUT:-60}
+  promoted=$(local_sql "SELECT pg_promote(wait => true, wait_seconds => $timeout)")
+  [ "$promoted" = t ] || { echo "the member did not finish promoting within $timeout s: it is still in recovery" >&2; exit 1; }
 fi
 local_sql "CHECKPOINT" >/dev/null`;
 
@@ -130,8 +141,7 @@ local_sql "CHECKPOINT" >/dev/null`;
  * standbys kept: it returns only once QUORUM of them have flushed everything written before the change.
  */
 export const synchronousScript = `${common}
-local_sql "ALTER SYSTEM SET synchronous_standby_names = '$SYNCHRONOUS_STANDBY_NAMES'" >/dev/null
-local_sql "SELECT pg_reload_conf()" >/dev/null
+set_synchronous "$SYNCHRONOUS_STANDBY_NAMES"
 if [ -n "\${CATCH_UP:-}" ]; then
   written=$(local_sql "SELECT pg_current_wal_lsn()")
   tries=0
