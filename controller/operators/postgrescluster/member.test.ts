@@ -2,7 +2,7 @@
 // replicas cloned from it, a failover to the replica with the most WAL, the old primary rewound back in as a
 // replica, base backups with retention, and a restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
@@ -34,6 +34,11 @@ async function follow(replica: Member, primary: Member): Promise<void> {
   await sql(environment, replica, `ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=${primary.port} ` +
     `user=replicator password=${passwords.REPLICATION_PASSWORD} application_name=${replica.name}'`);
   await sql(environment, replica, 'SELECT pg_reload_conf()');
+}
+// A replica keeps none of its primary's synchronous standbys: promoted, it waits for those the operator names.
+async function hasNoSynchronousStandbys(m: Member): Promise<void> {
+  assert.doesNotMatch(await readFile(join(m.dataDir, 'postgresql.auto.conf'), 'utf8'), /synchronous_standby_names/);
+  assert.equal(await sql(environment, m, 'SHOW synchronous_standby_names'), '');
 }
 
 before(async () => {
@@ -114,6 +119,14 @@ describe('member scripts against real PostgreSQL', () => {
     assert.match(a.output(), /rewinding onto 127\.0\.0\.1[^]*pg_rewind: Done!/);
     await shows(a, 'after failover');
     assert.equal((await position(a)).role, 'replica');
+    await hasNoSynchronousStandbys(a);
+  });
+
+  it('clones a replica without the primary\'s synchronous standbys', async () => {
+    assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
+    const d = await member('d', replicaOf(b));
+    await shows(d, 'after failover');
+    await hasNoSynchronousStandbys(d);
   });
 
   it('takes base backups, keeps the newest, and restores the latest into a new primary', async () => {

@@ -49,9 +49,12 @@ set_passwords() {
   rmdir "$SOCKET_DIR"
   SOCKET_DIR=$socket
 }
+# What a clone, a rewind or a restore copies from another primary's postgresql.auto.conf: its standbys are not this
+# member's (until the operator names this one's, none is waited for), nor is its primary.
+drop_copied_settings() { sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$PGDATA/postgresql.auto.conf"; }
 follow_primary() {
   touch "$PGDATA/standby.signal"
-  sed -i '/^primary_conninfo/d' "$PGDATA/postgresql.auto.conf"
+  drop_copied_settings
   echo "primary_conninfo = '$(conninfo)'" >> "$PGDATA/postgresql.auto.conf"
 }
 latest_backup() {
@@ -77,8 +80,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     echo "restoring $backup" >&2
     tar -xzf "$backup/base.tar.gz" -C "$PGDATA"
     rm -f "$PGDATA/standby.signal"
-    # The backed-up primary's standbys are not this cluster's: until the operator names this one's, none is waited for.
-    sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$PGDATA/postgresql.auto.conf"
+    drop_copied_settings
     set_passwords
   elif [ "$MEMBER_ROLE" = replica ]; then
     echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
