@@ -72,16 +72,22 @@ describe('member scripts against real PostgreSQL', () => {
     assert.equal(await sql(environment, a, 'SELECT count(*) FROM pg_stat_replication'), '2');
   });
 
-  it('promotes the replica that replayed the most WAL, and the other follows it', async () => {
-    await sql(environment, c, 'SELECT pg_wal_replay_pause()');
+  it('promotes a replica with all the WAL it received, replayed or not, and its commits wait for c', async () => {
+    // b stops replaying but goes on receiving: it holds the last write without showing it.
+    await sql(environment, b, 'SELECT pg_wal_replay_pause()');
     await sql(environment, a, 'INSERT INTO notes (note) VALUES (\'last write\')');
-    await shows(b, 'last write');
+    const written = lsnValue(await sql(environment, a, 'SELECT pg_current_wal_lsn()'));
+    await shows(c, 'last write');
+    await waitFor('b to receive the last write', async () => (await position(b)).lsn >= written);
     await a.kill();
     const [pb, pc] = await Promise.all([position(b), position(c)]);
-    assert.ok(pb.lsn > pc.lsn, 'the paused replica is behind');
+    assert.equal(pb.lsn, pc.lsn, 'both hold the same WAL');
+    assert.ok(pb.replayed < pb.lsn, 'b has not replayed all it holds');
+    assert.deepEqual((await rows(b)).split('\n'), ['seeded']);
 
     await promote(b, { SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")' });
     assert.equal((await position(b)).role, 'primary');
+    assert.deepEqual((await rows(b)).split('\n'), ['seeded', 'last write']);
     // In force before b took writes: its first commit waits for c, which still streams from the dead a.
     assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
     let committed = false;
@@ -90,7 +96,6 @@ describe('member scripts against real PostgreSQL', () => {
       await sql(environment, b, 'SELECT count(*) FROM pg_stat_activity WHERE wait_event = \'SyncRep\'') === '1');
     assert.equal(committed, false);
     await follow(c, b);
-    await sql(environment, c, 'SELECT pg_wal_replay_resume()');
     await waitFor('the commit on b to return once c has it', () => committed, { timeoutMs: 60_000 });
     await commit;
     await shows(c, 'after failover');
@@ -175,7 +180,8 @@ describe('member scripts against real PostgreSQL', () => {
 describe('WAL positions', () => {
   it('orders log sequence numbers across the 32-bit boundary', () => {
     assert.ok(lsnValue('1/0') > lsnValue('0/FFFFFFFF'));
-    assert.equal(parsePosition('replica 0/3000148\n').lsn, 0x3000148n);
+    assert.deepEqual(parsePosition('replica 0/3000148 0/3000000\n'), { role: 'replica', lsn: 0x3000148n, replayed: 0x3000000n });
+    assert.deepEqual(parsePosition('replica 0/3000148\n'), { role: 'replica', lsn: 0x3000148n, replayed: 0x3000148n });
     assert.throws(() => parsePosition('error'), /unexpected member position/);
   });
 });

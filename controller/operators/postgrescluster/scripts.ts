@@ -117,13 +117,20 @@ elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
 fi
 exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"`;
 
-/** Prints "primary <lsn>" or "replica <replayed lsn>": how far the member's WAL goes. */
+/**
+ * Prints "primary <lsn>" or "replica <lsn> <replayed lsn>": how far the member's WAL goes. A replica's goes as far as
+ * it flushed what it received, replayed or not (promoted, it replays it all); nothing received yet, as far as it
+ * replayed.
+ */
 export const positionScript = `${common}
-local_sql "SELECT CASE WHEN pg_is_in_recovery() THEN 'replica ' || pg_last_wal_replay_lsn() ELSE 'primary ' || pg_current_wal_lsn() END"`;
+local_sql "SELECT CASE WHEN pg_is_in_recovery()
+  THEN 'replica ' || greatest(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) || ' ' || pg_last_wal_replay_lsn()
+  ELSE 'primary ' || pg_current_wal_lsn() END"`;
 
 /**
  * Promotes a replica and waits until it takes writes, then checkpoints: until a checkpoint records the new timeline,
- * pg_rewind takes the new primary for one on the old timeline and rewinds nothing. The standbys its commits wait for
+ * pg_rewind takes the new primary for one on the old timeline and rewinds nothing. It replays all the WAL the member
+ * received first, a paused replay included (PostgreSQL 13 and later end the pause). The standbys its commits wait for
  * (SYNCHRONOUS_STANDBY_NAMES, empty for none) are set while it is still in recovery, so that no commit it takes is
  * acknowledged by it alone. A promotion that does not end within PROMOTE_TIMEOUT seconds (default 60) is an error. A
  * member promoted already gets the setting all the same, so a promotion cut short is finished by running this again.
@@ -171,7 +178,7 @@ mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
 ls -1d "$BACKUP_ROOT"/*/ | grep -v '\\.partial/$' | sort | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "$old"; done
 echo "$name"`;
 
-/** A log sequence number (e.g. 0/3000148) as a number, to find the replica that replayed the most WAL. */
+/** A log sequence number (e.g. 0/3000148) as a number, to find the replica that holds the most WAL. */
 export function lsnValue(lsn: string): bigint {
   const match = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/.exec(lsn.trim());
   if (!match) throw new Error(`not a WAL position: "${lsn}"`);
@@ -180,11 +187,15 @@ export function lsnValue(lsn: string): bigint {
 
 export interface Position {
   role: 'primary' | 'replica';
+  /** How far the WAL the member holds durably goes: a promoted replica has all of it. */
   lsn: bigint;
+  /** How far a replica has replayed it (lsn where not told). */
+  replayed: bigint;
 }
 
 export function parsePosition(output: string): Position {
-  const [role, lsn] = output.trim().split(/\s+/);
+  const [role, lsn, replayed] = output.trim().split(/\s+/);
   if (role !== 'primary' && role !== 'replica') throw new Error(`unexpected member position: "${output.trim()}"`);
-  return { role, lsn: lsnValue(lsn ?? '') };
+  const held = lsnValue(lsn ?? '');
+  return { role, lsn: held, replayed: replayed === undefined ? held : lsnValue(replayed) };
 }
