@@ -138,20 +138,31 @@ describe('member scripts against real PostgreSQL', () => {
     const backup = { ...replicaOf(b), BACKUP_ROOT: backups(), RETAIN: '2' };
     await mkdir(backups());
     await chown(backups(), environment.user.uid, environment.user.gid);
+    // Not backups: what an ext4 volume starts with (root's), a stray directory, one still being written, and one named
+    // like a backup but without the manifest pg_basebackup writes last.
+    const others = ['lost+found', 'notes', '29991231T235959Z.partial', '29991231T235959Z'];
+    await mkdir(join(backups(), 'lost+found'), { mode: 0o700 });
+    for (const other of others.slice(1)) {
+      await mkdir(join(backups(), other));
+      await writeFile(join(backups(), other, 'base.tar.gz'), '');
+      await chown(join(backups(), other), environment.user.uid, environment.user.gid);
+    }
     // Backed up while its commits wait for a standby the restored member will never have.
     await sql(environment, b, 'ALTER SYSTEM SET synchronous_standby_names = \'ANY 1 ("elsewhere")\'');
     await sql(environment, b, 'SELECT pg_reload_conf()');
     const names: string[] = [];
     for (let i = 0; i < 3; i++) names.push(await runScript(environment, backupScript, backup));
+    assert.deepEqual((await readdir(backups())).sort(), [...names.slice(1), ...others].sort());
+    names.push(await runScript(environment, backupScript, { ...backup, RETAIN: '1' }));
+    assert.deepEqual((await readdir(backups())).sort(), [names[3], ...others].sort());
     await sql(environment, b, 'ALTER SYSTEM RESET synchronous_standby_names');
     await sql(environment, b, 'SELECT pg_reload_conf()');
-    assert.deepEqual((await readdir(backups())).sort(), names.slice(1));
     await sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after the backup\')');
 
     await Promise.all(members.splice(0).map((m) => m.kill()));
     const fresh = { POSTGRES_PASSWORD: 'otherSecret2', REPLICATION_PASSWORD: 'otherRepl2' };
     const restored = await member('restored', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: backups(), ...fresh });
-    assert.match(restored.output(), new RegExp(`restoring .*${names[2]!.replace(/\./g, '\\.')}`));
+    assert.match(restored.output(), new RegExp(`restoring .*${names[3]!.replace(/\./g, '\\.')}`));
     assert.deepEqual((await rows(restored)).split('\n'), ['seeded', 'last write', 'after failover']);
     assert.equal((await position(restored)).role, 'primary');
     // The restored member has this cluster's passwords, not the backed-up one's: a replica clones with them.
@@ -169,11 +180,13 @@ describe('member scripts against real PostgreSQL', () => {
     assert.equal((await position(again)).role, 'primary');
   });
 
-  it('refuses to restore when there is no backup, and touches nothing', async () => {
+  it('refuses to restore when there is no completed backup to restore, and touches nothing', async () => {
     const empty = join(dir, 'no-backups');
     await mkdir(empty);
     await assert.rejects(member('orphan', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: empty }),
       /no base backup in/);
+    await assert.rejects(member('orphan', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: backups(),
+      BACKUP_NAME: '29991231T235959Z' }), /no base backup 29991231T235959Z in/);
   });
 });
 

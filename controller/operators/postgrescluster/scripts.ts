@@ -12,7 +12,7 @@
 //                             restarts as the primary, and a fenced one only as what the Lease says)
 //   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
-//   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the latest)
+//   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the newest completed one)
 //   RESTORE                   "true": a member with no data restores a backup instead of running initdb
 //   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
 //                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
@@ -26,6 +26,14 @@ set_synchronous() {
   local_sql "SELECT pg_reload_conf()" >/dev/null
 }
 conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
+# The names of the completed backups in BACKUP_ROOT, oldest first: directories named as backupScript names them, with
+# the manifest pg_basebackup writes last. Nothing else there is a backup: not lost+found, a .partial, a stray directory.
+completed_backups() {
+  ls -1 "$BACKUP_ROOT" 2>/dev/null | grep -E '^[0-9]{8}T[0-9]{6}Z(_[0-9]+)?$' | sort -t _ -k 1,1 -k 2,2n |
+    while read -r name; do
+      if [ -f "$BACKUP_ROOT/$name/backup_manifest" ] && [ -f "$BACKUP_ROOT/$name/base.tar.gz" ]; then echo "$name"; fi
+    done
+}
 `;
 
 /**
@@ -57,9 +65,9 @@ follow_primary() {
   drop_copied_settings
   echo "primary_conninfo = '$(conninfo)'" >> "$PGDATA/postgresql.auto.conf"
 }
-latest_backup() {
-  if [ -n "\${BACKUP_NAME:-}" ]; then echo "$BACKUP_ROOT/$BACKUP_NAME"; return; fi
-  ls -1d "$BACKUP_ROOT"/*/ 2>/dev/null | grep -v '\\.partial/$' | sort | tail -n 1 | sed 's:/$::'
+# BACKUP_NAME, else the newest; nothing when that is not a completed backup.
+backup_to_restore() {
+  completed_backups | if [ -n "\${BACKUP_NAME:-}" ]; then grep -Fx "$BACKUP_NAME" || :; else tail -n 1; fi
 }
 
 if [ -n "\${ROLE_FILE:-}" ]; then
@@ -75,10 +83,10 @@ fi
 mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ "\${RESTORE:-}" = true ]; then
-    backup=$(latest_backup)
-    [ -n "$backup" ] && [ -f "$backup/base.tar.gz" ] || { echo "no base backup in $BACKUP_ROOT" >&2; exit 2; }
-    echo "restoring $backup" >&2
-    tar -xzf "$backup/base.tar.gz" -C "$PGDATA"
+    backup=$(backup_to_restore)
+    [ -n "$backup" ] || { echo "no base backup\${BACKUP_NAME:+ $BACKUP_NAME} in $BACKUP_ROOT" >&2; exit 2; }
+    echo "restoring $BACKUP_ROOT/$backup" >&2
+    tar -xzf "$BACKUP_ROOT/$backup/base.tar.gz" -C "$PGDATA"
     rm -f "$PGDATA/standby.signal"
     drop_copied_settings
     set_passwords
@@ -163,7 +171,8 @@ fi`;
 
 /**
  * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
- * RETAIN, and prints the new backup's name. A backup is complete only once renamed from .partial.
+ * RETAIN, and prints the new backup's name. A backup is complete once renamed from .partial; nothing else in
+ * BACKUP_ROOT counts or is removed.
  */
 export const backupScript = `${common}
 # Named by the second it starts in (BusyBox's date has no finer unit), and numbered after a first in that second.
@@ -175,7 +184,7 @@ rm -rf "$BACKUP_ROOT/$name.partial"
 PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator \\
   -D "$BACKUP_ROOT/$name.partial" -Ft -z -X fetch --checkpoint=fast
 mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
-ls -1d "$BACKUP_ROOT"/*/ | grep -v '\\.partial/$' | sort | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "$old"; done
+completed_backups | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "\${BACKUP_ROOT:?}/$old"; done
 echo "$name"`;
 
 /** A log sequence number (e.g. 0/3000148) as a number, to find the replica that holds the most WAL. */
