@@ -134,6 +134,18 @@ describe('member scripts against real PostgreSQL', () => {
     await hasNoSynchronousStandbys(d);
   });
 
+  it('clones over what a clone cut short left', async () => {
+    // Beside the data directory, where a clone is made now; in it, where it was made before.
+    for (const leftover of ['y.new', 'y']) {
+      await mkdir(join(dir, leftover));
+      await writeFile(join(dir, leftover, 'backup_label'), '');
+      await chown(join(dir, leftover), environment.user.uid, environment.user.gid);
+    }
+    const y = await member('y', replicaOf(b));
+    await shows(y, 'after failover');
+    assert.ok(!(await readdir(dir)).includes('y.new'));
+  });
+
   it('takes base backups, keeps the newest, and restores the latest into a new primary', async () => {
     const backup = { ...replicaOf(b), BACKUP_ROOT: backups(), RETAIN: '2' };
     await mkdir(backups());

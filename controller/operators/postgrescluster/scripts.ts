@@ -3,7 +3,8 @@
 // runs the short ones through exec; tests run the same text against PostgreSQL servers on this machine.
 //
 // Environment, set by the operator from the spec and the cluster's Secrets:
-//   PGDATA, PGPORT            the data directory (on the member's volume) and port
+//   PGDATA, PGPORT            the data directory and port; PGDATA is below the root of the member's volume, as a
+//                             new one is made beside it (PGDATA.new) and renamed into place
 //   SOCKET_DIR                where the server's Unix socket lives (default /var/run/postgresql)
 //   LISTEN                    listen_addresses (default '*')
 //   MEMBER_ROLE               primary or replica: what the member is to be when it starts; ROLE_FILE, if set,
@@ -43,31 +44,74 @@ completed_backups() {
  * the server runs in the foreground.
  */
 export const memberScript = `${common}
-# Sets this cluster's passwords with the server up on a private socket only, so that nothing (a readiness probe, a
-# client) takes the member for ready before it is.
+# Sets this cluster's passwords in data directory $1 with the server up on a private socket only, so that nothing (a
+# readiness probe, a client) takes the member for ready before it is.
 set_passwords() {
   socket=$SOCKET_DIR
   SOCKET_DIR=$(mktemp -d)
-  pg_ctl -D "$PGDATA" -w -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
+  pg_ctl -D "$1" -w -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
     start >/dev/null
   local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
   local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
   local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
-  pg_ctl -D "$PGDATA" -w -m fast stop >/dev/null
+  pg_ctl -D "$1" -w -m fast stop >/dev/null
   rmdir "$SOCKET_DIR"
   SOCKET_DIR=$socket
 }
 # What a clone, a rewind or a restore copies from another primary's postgresql.auto.conf: its standbys are not this
 # member's (until the operator names this one's, none is waited for), nor is its primary.
-drop_copied_settings() { sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$PGDATA/postgresql.auto.conf"; }
+drop_copied_settings() { sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$1/postgresql.auto.conf"; }
 follow_primary() {
-  touch "$PGDATA/standby.signal"
-  drop_copied_settings
-  echo "primary_conninfo = '$(conninfo)'" >> "$PGDATA/postgresql.auto.conf"
+  touch "$1/standby.signal"
+  drop_copied_settings "$1"
+  echo "primary_conninfo = '$(conninfo)'" >> "$1/postgresql.auto.conf"
 }
 # BACKUP_NAME, else the newest; nothing when that is not a completed backup.
 backup_to_restore() {
   completed_backups | if [ -n "\${BACKUP_NAME:-}" ]; then grep -Fx "$BACKUP_NAME" || :; else tail -n 1; fi
+}
+restore() {
+  echo "restoring $BACKUP_ROOT/$backup" >&2
+  tar -xzf "$BACKUP_ROOT/$backup/base.tar.gz" -C "$1"
+  rm -f "$1/standby.signal"
+  drop_copied_settings "$1"
+  set_passwords "$1"
+}
+clone() {
+  echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
+  PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$1" \\
+    -X stream --checkpoint=fast
+  follow_primary "$1"
+}
+initialise() {
+  echo "initialising a new cluster" >&2
+  pwfile=$(mktemp)
+  printf '%s' "$POSTGRES_PASSWORD" > "$pwfile"
+  initdb -D "$1" -U postgres --pwfile="$pwfile" --data-checksums --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+  rm -f "$pwfile"
+  cat >> "$1/postgresql.conf" <<EOF
+wal_level = replica
+max_wal_senders = 16
+max_replication_slots = 16
+hot_standby = on
+wal_log_hints = on
+wal_keep_size = '256MB'
+EOF
+  cat >> "$1/pg_hba.conf" <<EOF
+host replication replicator all scram-sha-256
+host all all all scram-sha-256
+EOF
+  set_passwords "$1"
+}
+# Makes the data directory with $1 (restore, clone or initialise) beside it, on the same volume, and renames it into
+# place once whole: a member stopped halfway starts over, not on half a data directory. What is in the way goes: a
+# leftover of such a start, or a data directory without PG_VERSION (a clone made in place, as before, cut short).
+create() {
+  rm -rf "$PGDATA.new"
+  mkdir -p -m 700 "$PGDATA.new"
+  "$1" "$PGDATA.new"
+  rm -rf "$PGDATA"
+  mv "$PGDATA.new" "$PGDATA"
 }
 
 if [ -n "\${ROLE_FILE:-}" ]; then
@@ -80,48 +124,22 @@ if [ -n "\${ROLE_FILE:-}" ]; then
   MEMBER_ROLE=$(cat "$ROLE_FILE")
   echo "starting as $MEMBER_ROLE" >&2
 fi
-mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ "\${RESTORE:-}" = true ]; then
     backup=$(backup_to_restore)
     [ -n "$backup" ] || { echo "no base backup\${BACKUP_NAME:+ $BACKUP_NAME} in $BACKUP_ROOT" >&2; exit 2; }
-    echo "restoring $BACKUP_ROOT/$backup" >&2
-    tar -xzf "$BACKUP_ROOT/$backup/base.tar.gz" -C "$PGDATA"
-    rm -f "$PGDATA/standby.signal"
-    drop_copied_settings
-    set_passwords
+    create restore
   elif [ "$MEMBER_ROLE" = replica ]; then
-    echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
-    PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$PGDATA" \\
-      -X stream --checkpoint=fast
-    follow_primary
+    create clone
   else
-    echo "initialising a new cluster" >&2
-    pwfile=$(mktemp)
-    printf '%s' "$POSTGRES_PASSWORD" > "$pwfile"
-    initdb -D "$PGDATA" -U postgres --pwfile="$pwfile" --data-checksums --auth-local=trust \\
-      --auth-host=scram-sha-256 >/dev/null
-    rm -f "$pwfile"
-    cat >> "$PGDATA/postgresql.conf" <<EOF
-wal_level = replica
-max_wal_senders = 16
-max_replication_slots = 16
-hot_standby = on
-wal_log_hints = on
-wal_keep_size = '256MB'
-EOF
-    cat >> "$PGDATA/pg_hba.conf" <<EOF
-host replication replicator all scram-sha-256
-host all all all scram-sha-256
-EOF
-    set_passwords
+    create initialise
   fi
 elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
   echo "rewinding onto $PRIMARY_HOST:$PRIMARY_PORT" >&2
   source="host=$PRIMARY_HOST port=$PRIMARY_PORT user=postgres dbname=postgres"
   PGPASSWORD=$POSTGRES_PASSWORD psql -X -d "$source" -c CHECKPOINT >/dev/null
   PGPASSWORD=$POSTGRES_PASSWORD pg_rewind -D "$PGDATA" --source-server="$source"
-  follow_primary
+  follow_primary "$PGDATA"
 fi
 exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"`;
 
