@@ -1,6 +1,7 @@
 // The member lifecycle against real PostgreSQL (Debian's packages), run by the very scripts member pods run: a seed,
 // replicas cloned from it, a failover to the replica with the most WAL, the old primary rewound back in as a
-// replica, base backups with retention, and a restore. Data written before each step is read back after it.
+// replica, members that cannot be rewound or were cloned halfway cloned afresh, base backups with retention, and a
+// restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
 import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -132,6 +133,16 @@ describe('member scripts against real PostgreSQL', () => {
     const d = await member('d', replicaOf(b));
     await shows(d, 'after failover');
     await hasNoSynchronousStandbys(d);
+  });
+
+  it('clones afresh a member that pg_rewind cannot rewind', async () => {
+    // Another initdb's data, from a primary of its own: pg_rewind refuses to rewind it onto b.
+    const x = await member('x', { MEMBER_ROLE: 'primary' });
+    await x.kill();
+    members.splice(members.indexOf(x), 1);
+    const again = await member('x', replicaOf(b));
+    assert.match(again.output(), /from different systems[^]*pg_rewind failed[^]*cloning from 127\.0\.0\.1/);
+    await shows(again, 'after failover');
   });
 
   it('clones over what a clone cut short left', async () => {

@@ -40,8 +40,8 @@ completed_backups() {
 /**
  * The member's entry point. A member with no data is created: restored from a backup (RESTORE=true), cloned from
  * the primary (a replica) or initialised (the seed). A member with data that is to be a replica but was a primary
- * (no standby.signal: it was the primary before a failover) is rewound onto the new primary's timeline first. Then
- * the server runs in the foreground.
+ * (no standby.signal: it was the primary before a failover) is rewound onto the new primary's timeline first, or
+ * cloned afresh if pg_rewind fails. Then the server runs in the foreground.
  */
 export const memberScript = `${common}
 # Sets this cluster's passwords in data directory $1 with the server up on a private socket only, so that nothing (a
@@ -137,9 +137,16 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
 elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
   echo "rewinding onto $PRIMARY_HOST:$PRIMARY_PORT" >&2
   source="host=$PRIMARY_HOST port=$PRIMARY_PORT user=postgres dbname=postgres"
+  # While the primary cannot be reached, the member stops here with its data: only a rewind that failed replaces it.
   PGPASSWORD=$POSTGRES_PASSWORD psql -X -d "$source" -c CHECKPOINT >/dev/null
-  PGPASSWORD=$POSTGRES_PASSWORD pg_rewind -D "$PGDATA" --source-server="$source"
-  follow_primary "$PGDATA"
+  if PGPASSWORD=$POSTGRES_PASSWORD pg_rewind -D "$PGDATA" --source-server="$source"; then
+    follow_primary "$PGDATA"
+  else
+    # A replica to be: what its data has that the primary's lacks, a rewind would have dropped as well, so a fresh
+    # clone loses nothing more, and does not fail again at every start.
+    echo "pg_rewind failed: this member's data is replaced by a fresh clone" >&2
+    create clone
+  fi
 fi
 exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"`;
 
