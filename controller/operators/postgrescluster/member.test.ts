@@ -116,6 +116,9 @@ describe('member scripts against real PostgreSQL', () => {
     }
     await promote(e);
     assert.equal((await position(e)).role, 'primary');
+    // What a promotion cut short after pg_promote has left to do.
+    await promote(e, { SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("b")' });
+    assert.equal(await sql(environment, e, 'SHOW synchronous_standby_names'), 'ANY 1 ("b")');
     await e.kill();
   });
 
