@@ -442,8 +442,9 @@ class PostgresClusterReconciler {
         const synchronous = wantedSynchronous(observed, step.member);
         await this.promote(ns, step.member, synchronous);
         this.promotions.set(cluster.metadata.uid, step.member);
+        const updated = await this.recordSynchronous(cluster, synchronous);
         await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names; ${commitsWait(synchronous)}`);
-        return { primary: step.member, synchronous };
+        return { primary: step.member, synchronous, updated };
       }
       case 'fence-primary':
         await this.ctx.client.delete(types.pods, ns, step.member);
@@ -506,10 +507,12 @@ class PostgresClusterReconciler {
     else await this.takeLeaseFromGone(cluster, spec, chosen);
     await this.promote(ns, chosen, synchronous);
     this.promotions.set(cluster.metadata.uid, chosen);
+    // Recorded only once promoted: until then, a failover in its place asks every member (votersAfter).
+    const updated = await this.recordSynchronous(cluster, synchronous);
     await this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
       `to primary in place of ${step.from} (${step.kind}: the replica whose WAL goes furthest among ` +
       `${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
-    return { primary: chosen, synchronous };
+    return { primary: chosen, synchronous, updated };
   }
 
   /**
@@ -519,16 +522,24 @@ class PostgresClusterReconciler {
    */
   private async setSynchronous(cluster: Cluster, step: Extract<Step, { kind: 'set-synchronous' }>): Promise<Outcome> {
     const { synchronous, dropped } = step;
-    const meanwhile = { ...synchronous, standbys: [...synchronous.standbys, ...dropped] };
-    const updated = await this.ctx.client.patch<Cluster>(clusterType, cluster.metadata.namespace, cluster.metadata.name,
-      { status: { synchronous: meanwhile } }, 'merge', 'status');
+    await this.recordSynchronous(cluster, { ...synchronous, standbys: [...synchronous.standbys, ...dropped] });
     const catchUp = dropped.length && synchronous.quorum
       ? `CATCH_UP="${synchronous.standbys.map((s) => `'${s}'`).join(',')}"\nQUORUM=${synchronous.quorum}\n` : '';
     await this.run(cluster.metadata.namespace!, step.member,
       `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n${catchUp}${synchronousScript}`);
     await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ${commitsWait(synchronous)}` +
       (dropped.length ? ` (no longer ${dropped.join(', ')})` : ''));
-    return { synchronous, updated: { ...updated, apiVersion: cluster.apiVersion, kind: cluster.kind } as Cluster };
+    return { synchronous, updated: await this.recordSynchronous(cluster, synchronous) };
+  }
+
+  /**
+   * Writes the synchronous standbys in force into status at once, with no resourceVersion to go stale: a failover
+   * must find them whatever becomes of the rest of this reconcile.
+   */
+  private async recordSynchronous(cluster: Cluster, synchronous: Synchronous): Promise<Cluster> {
+    const updated = await this.ctx.client.patch<Cluster>(clusterType, cluster.metadata.namespace, cluster.metadata.name,
+      { status: { primary: synchronous.primary, synchronous } }, 'merge', 'status');
+    return { ...updated, apiVersion: cluster.apiVersion, kind: cluster.kind };
   }
 
   /** Names `holder` in the Lease: created if missing, else written over `current`'s resourceVersion. */
