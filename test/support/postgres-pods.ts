@@ -2,8 +2,8 @@
 // their agents. The member scripts' PostgreSQL behaviour is proven against real servers (member.test.ts) and on the
 // real node; here the operator's orchestration is, so exec runs the operator's real scripts with a psql on PATH that
 // answers as each member would: its role and WAL position from a file the test writes, a promotion recorded in
-// another. Each member's agent is the real one, renewing the Lease while it names the member, with no PostgreSQL
-// of its own to stop.
+// another. Each member's agent is the real one, renewing the Lease while it names the member, its word read by no
+// member script.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -56,7 +56,7 @@ export async function serveMemberExec(cluster: LocalCluster, namespace: string, 
     await serveExec(cluster, { namespace, pod: member }, dir(member), { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432',
       ...memberPasswords });
     void new MemberAgent({ client, namespace, lease: names.lease(name), member, roleFile: join(dir(member), 'role'),
-      postgres: { primaryPid: async () => undefined, stop: async () => {} }, log: pino({ level: 'silent' }) })
+      log: pino({ level: 'silent' }) })
       .run(stopAgents.signal);
   }
   return {

@@ -3,7 +3,7 @@ import { Client } from '../../runtime/client.ts';
 import { loadKubeConfig } from '../../runtime/kubeconfig.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { RestClient } from '../../runtime/rest.ts';
-import { localPostgres, MemberAgent } from './agent.ts';
+import { MemberAgent } from './agent.ts';
 import { agentPermissions } from './permissions.ts';
 
 const required = (name: string) => process.env[name] || (() => { throw new Error(`${name} is not set`); })();
@@ -12,7 +12,7 @@ const member = required('MEMBER');
 const client = new Client(new RestClient(await loadKubeConfig(undefined), `keelson-member-agent/${member}`),
   agentPermissions, 'keelson-member-agent');
 const agent = new MemberAgent({ client, namespace: required('NAMESPACE'), lease: required('LEASE'), member,
-  roleFile: required('ROLE_FILE'), postgres: localPostgres(required('PGDATA')), log });
+  roleFile: required('ROLE_FILE'), log });
 const stop = new AbortController();
 // A native sidecar is stopped after the PostgreSQL container has exited, so there is nothing left to fence.
 process.once('SIGTERM', () => stop.abort());

@@ -1,9 +1,8 @@
 // The member agent against the real apiserver, as the ServiceAccount and Role the operator gives it, through a proxy
-// the test can cut: it renews the Lease naming its member, stops a primary it can no longer confirm before the
-// Lease could expire, and stops at once a primary the Lease does not name. PostgreSQL is stood in for by a pid
-// whose stop is recorded; the real one is stopped on the real node (postgres-on-node.test.ts).
+// the test can cut: it renews the Lease naming its member and says so in the role file, withdraws that word when it
+// can no longer confirm it, before the Lease could expire, and says "replica" when the Lease names another member.
+// What the member script does with the word is proven against real PostgreSQL (member.test.ts) and on the real node.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { waitFor } from '../../../test/support/wait.ts';
 import { Client } from '../../runtime/client.ts';
 import { loadKubeConfig } from '../../runtime/kubeconfig.ts';
 import { RestClient } from '../../runtime/rest.ts';
-import { MemberAgent, type LocalPostgres } from './agent.ts';
+import { MemberAgent } from './agent.ts';
 import { agentIdentity, lease } from './objects.ts';
 import { agentPermissions } from './permissions.ts';
 import { fenceAfterMs, leaseDurationMs } from './plan.ts';
@@ -27,29 +26,15 @@ let proxy: CuttableProxy;
 let client: Client;
 const cleanups: (() => Promise<unknown>)[] = [];
 
-type FakePostgres = LocalPostgres & { stoppedAt?: number; stops: number; restart(): void };
-
-/** A primary PostgreSQL as far as the agent can tell, until stopped; `restart` brings it back as a primary. */
-function primaryPostgres(): FakePostgres {
-  const postgres: FakePostgres = {
-    stops: 0,
-    primaryPid: async () => (postgres.stoppedAt === undefined ? 4242 : undefined),
-    stop: async () => {
-      postgres.stoppedAt = Date.now();
-      postgres.stops++;
-    },
-    restart: () => { postgres.stoppedAt = undefined; },
-  };
-  return postgres;
-}
-
-function agent(member: string, postgres: LocalPostgres): { stop: () => void; roleFile: string } {
+function agent(member: string): { stop: () => void; roleFile: string } {
   const roleFile = join(scratch, `${member}.role`);
   const stop = new AbortController();
-  void new MemberAgent({ client, namespace, lease: 'db-primary', member, roleFile, postgres, log: pino({ level: 'silent' }) })
+  void new MemberAgent({ client, namespace, lease: 'db-primary', member, roleFile, log: pino({ level: 'silent' }) })
     .run(stop.signal);
   return { stop: () => stop.abort(), roleFile };
 }
+
+const word = (roleFile: string) => readFile(roleFile, 'utf8').catch(() => undefined);
 
 const renewTime = async () => Date.parse((await cluster.getJson(namespace, 'lease', 'db-primary')).spec.renewTime);
 
@@ -76,52 +61,31 @@ after(async () => {
 });
 
 describe('the member agent, as its ServiceAccount', () => {
-  it('renews its member\'s Lease, and stops the primary it can no longer confirm before the Lease expires', async () => {
-    const postgres = primaryPostgres();
-    const primary = agent('db-0000', postgres);
+  it('renews its member\'s Lease, and withdraws its word before the Lease could expire once it cannot', async () => {
+    const primary = agent('db-0000');
     cleanups.push(async () => primary.stop());
     const first = await renewTime();
     await waitFor('a renewal', async () => (await renewTime()) > first, { timeoutMs: 10_000 });
-    assert.equal(await readFile(primary.roleFile, 'utf8'), 'primary\n');
-    assert.equal(postgres.stoppedAt, undefined);
+    assert.equal(await word(primary.roleFile), 'primary\n');
 
     proxy.partition();
     const lastRenewal = await renewTime();
-    await waitFor('PostgreSQL stopped', async () => postgres.stoppedAt !== undefined, { timeoutMs: leaseDurationMs + 5_000 });
+    const withdrawn = await waitFor('the word withdrawn', async () => (await word(primary.roleFile)) === undefined && Date.now(),
+      { timeoutMs: leaseDurationMs + 5_000, intervalMs: 100 });
+    const after = withdrawn - lastRenewal;
+    assert.ok(after >= fenceAfterMs - 2_500, `withdrawn ${after} ms after the last renewal: too soon`);
+    assert.ok(after < leaseDurationMs, `withdrawn ${after} ms after the last renewal: the Lease had expired`);
+    // The member script finds no word, so it starts nothing until the agent can renew again.
+    await assert.rejects(waitFor('a word while cut off', () => word(primary.roleFile), { timeoutMs: 5_000 }));
     proxy.resume();
-    const stoppedAfter = postgres.stoppedAt! - lastRenewal;
-    assert.ok(stoppedAfter >= fenceAfterMs - 2_500, `stopped ${stoppedAfter} ms after the last renewal: too soon`);
-    assert.ok(stoppedAfter < leaseDurationMs, `stopped ${stoppedAfter} ms after the last renewal: the Lease had expired`);
+    await waitFor('the role confirmed again', async () => (await word(primary.roleFile)) === 'primary\n', { timeoutMs: 15_000 });
     primary.stop();
   });
 
-  it('keeps a primary it stopped from coming back until it can renew again', async () => {
-    const postgres = primaryPostgres();
-    const primary = agent('db-0000', postgres);
-    cleanups.push(async () => primary.stop());
-    await waitFor('the role confirmed', () => readFile(primary.roleFile, 'utf8').then((r) => r === 'primary\n', () => false));
-    proxy.partition();
-    try {
-      await waitFor('PostgreSQL stopped', async () => postgres.stoppedAt !== undefined, { timeoutMs: leaseDurationMs + 5_000 });
-      // The start script finds no role file, so it waits instead of starting a primary on a word 8 s old.
-      assert.equal(existsSync(primary.roleFile), false, 'the role file outlived the stop');
-      // A primary that starts anyway (the container restarted before the file went) is stopped at the next look.
-      postgres.restart();
-      await waitFor('PostgreSQL stopped again', async () => postgres.stops === 2, { timeoutMs: 10_000 });
-    } finally {
-      proxy.resume();
-    }
-    await waitFor('the role confirmed again', () => readFile(primary.roleFile, 'utf8').then((r) => r === 'primary\n', () => false),
-      { timeoutMs: 15_000 });
-    primary.stop();
-  });
-
-  it('stops at once a primary whose role the Lease gives to another member', async () => {
-    const postgres = primaryPostgres();
-    const other = agent('db-0001', postgres);
+  it('says "replica" at once when the Lease names another member', async () => {
+    const other = agent('db-0001');
     cleanups.push(async () => other.stop());
-    await waitFor('PostgreSQL stopped', async () => postgres.stoppedAt !== undefined, { timeoutMs: 5_000 });
-    assert.equal(await readFile(other.roleFile, 'utf8'), 'replica\n');
+    await waitFor('the word', async () => (await word(other.roleFile)) === 'replica\n', { timeoutMs: 5_000 });
     other.stop();
   });
 });

@@ -1,11 +1,13 @@
 // The member agent: a sidecar in every member pod, the part of fencing that still works when the member is cut off.
-// The agent of the member the cluster's Lease names renews it; when it has not renewed for fenceAfterMs it stops
-// PostgreSQL, whatever the reason (the apiserver unreachable, the network gone), because by the time the Lease
-// expires the operator may promote another member. An agent whose member runs as a primary that the Lease does not
-// name stops it at once. Each confirmed role is written to a file the member's start script waits for, so a
-// stopped primary starts again only as what the Lease says: a stop withdraws the file first, and a primary that
-// starts again while the agent still cannot confirm it is stopped again.
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+// The agent of the member the cluster's Lease names renews it, and writes its word to a role file the postgres
+// container's PID 1 (the member script) reads every second: "primary" after each renewal, "replica" when the Lease
+// names another member. The script stops a PostgreSQL running as a primary once that word is anything but a fresh
+// "primary" (fenceAfterMs), so a cut-off member, an agent that died or hangs, or a second primary all end the same
+// way, and no process of the user's image needs to share anything with the agent but that file. When it has not
+// renewed for fenceAfterMs, the agent withdraws the file at once rather than let it go stale, because by the time
+// the Lease expires the operator may promote another member; a stopped primary starts again only as what the Lease
+// says.
+import { rename, rm, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { withSignal } from '../../runtime/abort.ts';
 import type { Client } from '../../runtime/client.ts';
@@ -13,22 +15,12 @@ import { microTime, type Lease } from '../../runtime/leader.ts';
 import { types } from '../../runtime/resources.ts';
 import { fenceAfterMs, renewIntervalMs } from './plan.ts';
 
-
-/** The local PostgreSQL, as the agent sees it through the data directory and the shared process namespace. */
-export interface LocalPostgres {
-  /** The postmaster's pid when it runs as a primary (no standby.signal); undefined otherwise. */
-  primaryPid(): Promise<number | undefined>;
-  /** Immediate shutdown: no client gets another answer. */
-  stop(pid: number): Promise<void>;
-}
-
 export interface AgentOptions {
   client: Client;
   namespace: string;
   lease: string;
   member: string;
   roleFile: string;
-  postgres: LocalPostgres;
   log: Logger;
   now?: () => number;
 }
@@ -43,7 +35,7 @@ export class MemberAgent {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** One look at the Lease: renew it if it names this member, stop a primary it does not name. */
+  /** One look at the Lease: renew it if it names this member, and write down the role it gives. */
   async tick(): Promise<void> {
     const { client, namespace, lease: name, member } = this.options;
     const started = this.now();
@@ -56,26 +48,20 @@ export class MemberAgent {
       });
     } catch (error) {
       this.options.log.warn({ err: error }, 'could not confirm this member\'s role');
-      return this.fenceIfUnconfirmed();
+      return this.withdrawIfUnconfirmed();
     }
     if (!lease) {
       this.options.log.warn({ lease: name }, 'the cluster\'s Lease does not exist');
-      return this.fenceIfUnconfirmed();
+      return this.withdrawIfUnconfirmed();
     }
     const role = lease.spec?.holderIdentity === member ? 'primary' : 'replica';
-    if (role === 'primary') {
-      this.armFence(fenceAfterMs - (this.now() - started));
-    } else {
-      this.disarm();
-      const pid = await this.options.postgres.primaryPid();
-      if (pid !== undefined) await this.fence(pid, `the Lease names ${lease.spec?.holderIdentity ?? 'no member'}`);
-    }
+    if (role === 'primary') this.armFence(fenceAfterMs - (this.now() - started));
+    else this.disarm();
     await this.writeRole(role);
   }
 
-  /** Ticks every renewIntervalMs until `signal` aborts. A primary that no tick confirms is stopped, too. */
+  /** Ticks every renewIntervalMs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    this.armFence(fenceAfterMs);
     while (!signal.aborted) {
       await this.tick();
       await new Promise((resolve) => setTimeout(resolve, renewIntervalMs));
@@ -86,12 +72,11 @@ export class MemberAgent {
   private armFence(inMs: number): void {
     this.disarm();
     this.confirmedUntil = this.now() + inMs;
-    this.fenceTimer = setTimeout(() => void this.fenceIfPrimary(), Math.max(0, inMs));
+    this.fenceTimer = setTimeout(() => void this.withdraw(), Math.max(0, inMs));
   }
 
-  /** Past the last renewal's word, a primary running (say, its container restarted) is stopped again. */
-  private async fenceIfUnconfirmed(): Promise<void> {
-    if (this.now() >= this.confirmedUntil) await this.fenceIfPrimary();
+  private async withdrawIfUnconfirmed(): Promise<void> {
+    if (this.now() >= this.confirmedUntil) await this.withdraw();
   }
 
   private disarm(): void {
@@ -99,43 +84,17 @@ export class MemberAgent {
     this.fenceTimer = undefined;
   }
 
-  private async fenceIfPrimary(): Promise<void> {
-    const pid = await this.options.postgres.primaryPid();
-    if (pid !== undefined) await this.fence(pid, `the Lease was not renewed for ${fenceAfterMs / 1000}s`);
+  /** No word at all: the member script stops a primary, and starts nothing, until the agent can renew again. */
+  private async withdraw(): Promise<void> {
+    await rm(this.options.roleFile, { force: true }).then(() => undefined, (error: Error) =>
+      this.options.log.error({ err: error }, 'could not withdraw the role file'));
+    this.options.log.warn({ after: fenceAfterMs }, 'this member can no longer confirm it is the primary: role withdrawn');
   }
 
-  private async fence(pid: number, why: string): Promise<void> {
-    this.options.log.warn({ pid, why }, 'stopping PostgreSQL: this member can no longer confirm it is the primary');
-    // Withdrawn first: a role file still fresh would let the start script bring the primary straight back.
-    await rm(this.options.roleFile, { force: true });
-    await this.options.postgres.stop(pid);
-  }
-
-  /** Atomically, so the start script never reads half a file. */
+  /** Atomically, so the member script never reads half a file. */
   private async writeRole(role: 'primary' | 'replica'): Promise<void> {
     const temporary = `${this.options.roleFile}.new`;
     await writeFile(temporary, `${role}\n`);
     await rename(temporary, this.options.roleFile);
   }
-}
-
-/** PostgreSQL in `dataDir`, seen from a process sharing its pid namespace and user. */
-export function localPostgres(dataDir: string): LocalPostgres {
-  const running = async (pid: number) =>
-    (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0]?.endsWith('postgres') ?? false;
-  return {
-    async primaryPid() {
-      const pid = Number((await readFile(`${dataDir}/postmaster.pid`, 'utf8').catch(() => '')).split('\n')[0]);
-      if (!Number.isInteger(pid) || pid <= 0 || !(await running(pid))) return undefined;
-      const standby = await readFile(`${dataDir}/standby.signal`).then(() => true, () => false);
-      return standby ? undefined : pid;
-    },
-    async stop(pid) {
-      process.kill(pid, 'SIGQUIT');
-      for (let waited = 0; waited < 2000 && (await running(pid)); waited += 100) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      if (await running(pid)) process.kill(pid, 'SIGKILL');
-    },
-  };
 }

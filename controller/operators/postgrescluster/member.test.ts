@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
@@ -213,6 +214,48 @@ describe('member scripts against real PostgreSQL', () => {
       /no base backup in/);
     await assert.rejects(member('orphan', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: backups(),
       BACKUP_NAME: '29991231T235959Z' }), /no base backup 29991231T235959Z in/);
+  });
+});
+
+describe('the member script as PID 1, fencing on its agent\'s word', () => {
+  const fence = { FENCE_AFTER: '2' };
+  let roleFile: string;
+  let refresh: NodeJS.Timeout | undefined;
+  const say = (word: string) => writeFile(roleFile, `${word}\n`);
+  const keepSaying = (word: string) => { refresh = setInterval(() => void say(word), 300); };
+  const silence = () => clearInterval(refresh);
+  const answers = (m: Member) => sql(environment, m, 'SELECT 1').then(() => true, () => false);
+  const stoppedAt = (m: Member) => waitFor(`${m.name} to stop answering`, async () => !(await answers(m)) && Date.now(),
+    { timeoutMs: 15_000, intervalMs: 100 });
+  after(silence);
+
+  it('keeps a primary running while its agent says "primary" afresh, and stops it once the word goes stale', async () => {
+    roleFile = join(dir, 'fence.role');
+    await say('primary');
+    keepSaying('primary');
+    const primary = await member('fence', { MEMBER_ROLE: 'primary', ROLE_FILE: roleFile, ...fence });
+    // Twice the bound, looked at every quarter second: up all along.
+    for (const until = Date.now() + 4_000; Date.now() < until; await sleep(250)) {
+      assert.ok(await answers(primary), 'a primary its agent confirms stopped');
+    }
+    silence();
+    const quiet = Date.now();
+    const stopped = await stoppedAt(primary);
+    assert.ok(stopped - quiet <= 2_000 + 1_500, `stopped ${stopped - quiet} ms after the last word: past the bound`);
+    assert.match(primary.output(), /stopping PostgreSQL: the member agent says primary, unchanged for 2s/);
+    members.splice(members.indexOf(primary), 1);
+  });
+
+  it('stops at once a primary its agent says is a replica', async () => {
+    await say('primary');
+    keepSaying('primary');
+    const primary = await member('fence', { MEMBER_ROLE: 'primary', ROLE_FILE: roleFile, ...fence });
+    silence();
+    await say('replica');
+    const said = Date.now();
+    assert.ok((await stoppedAt(primary)) - said <= 1_500, 'not stopped within a second of the word');
+    assert.match(primary.output(), /stopping PostgreSQL: the member agent says replica/);
+    members.splice(members.indexOf(primary), 1);
   });
 });
 

@@ -38,13 +38,19 @@ describe('member pods', () => {
     const [agent] = pod.spec.initContainers;
     assert.equal(agent.image, 'keelson/controller:1.2.3');
     assert.equal(agent.restartPolicy, 'Always');
-    assert.equal(pod.spec.shareProcessNamespace, true);
+    // Nothing in the user's image can reach into the agent's processes, its token among what they hold.
+    assert.equal(pod.spec.shareProcessNamespace, undefined);
     assert.equal(pod.spec.automountServiceAccountToken, false);
     assert.equal(pod.spec.serviceAccountName, 'db-member');
     const tokenMounts = (c: any) => c.volumeMounts.filter((m: any) => m.name === 'agent-token');
     assert.equal(tokenMounts(agent).length, 1);
     assert.equal(tokenMounts(container).length, 0);
-    assert.ok(agent.volumeMounts.find((m: any) => m.name === 'data').readOnly);
+    assert.deepEqual(agent.volumeMounts.map((m: any) => m.name).sort(), ['agent-token', 'run']);
+  });
+
+  it('give a busy primary time to answer its readiness probe, and its PID 1 the fence bound', () => {
+    assert.deepEqual([container.readinessProbe.timeoutSeconds, container.readinessProbe.failureThreshold], [5, 3]);
+    assert.equal(container.env.find((e: any) => e.name === 'FENCE_AFTER').value, '8');
   });
 
   it('give the agents a Role on their cluster\'s Lease alone', () => {

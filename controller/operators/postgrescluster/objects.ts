@@ -9,7 +9,7 @@ import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
-import { leaseDurationMs, type Role } from './plan.ts';
+import { fenceAfterMs, leaseDurationMs, type Role } from './plan.ts';
 import { backupScript, memberScript } from './scripts.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
@@ -141,8 +141,9 @@ export interface MemberOptions {
 }
 
 /**
- * The member agent as a native sidecar (it starts before PostgreSQL and stops after it), sharing the pod's process
- * namespace to stop the postmaster, and the only container given the ServiceAccount's token.
+ * The member agent as a native sidecar (it starts before PostgreSQL and stops after it), sharing only the role file
+ * with PostgreSQL's container (no process namespace: nothing there can reach into the agent), and the only container
+ * given the ServiceAccount's token.
  */
 function agentSidecar(cluster: Cluster, image: string): { container: object; volume: object } {
   const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -153,12 +154,11 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
         { name: 'MEMBER', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
         { name: 'LEASE', value: names.lease(cluster.metadata.name) },
-        { name: 'PGDATA', value: pgdata },
         { name: 'ROLE_FILE', value: roleFile },
         { name: 'NODE_ENV', value: 'production' },
       ],
-      volumeMounts: [{ name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
-        { name: 'run', mountPath: '/var/run/postgresql' }, { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
+      volumeMounts: [{ name: 'run', mountPath: '/var/run/postgresql' },
+        { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
       securityContext: { ...hardened, readOnlyRootFilesystem: true },
       resources: { requests: { cpu: '10m', memory: '48Mi' }, limits: { memory: '128Mi' } },
     },
@@ -191,6 +191,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'PGPORT', value: String(port) },
     { name: 'MEMBER_ROLE', value: role },
     { name: 'ROLE_FILE', value: roleFile },
+    { name: 'FENCE_AFTER', value: String(fenceAfterMs / 1000) },
     { name: 'PRIMARY_HOST', value: names.readWrite(name) },
     { name: 'PRIMARY_PORT', value: String(port) },
     ...secretEnv(name),
@@ -210,7 +211,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       annotations: { [versionAnnotation]: spec.version } },
     spec: {
       hostname: member, subdomain: names.members(name),
-      serviceAccountName: names.agent(name), automountServiceAccountToken: false, shareProcessNamespace: true,
+      serviceAccountName: names.agent(name), automountServiceAccountToken: false,
       securityContext: podSecurity,
       initContainers: [agent.container],
       containers: [{

@@ -17,7 +17,7 @@ import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { failoverTimeoutMs, synchronousStandbyNames } from './plan.ts';
+import { failoverTimeoutMs, fenceAfterMs, synchronousStandbyNames } from './plan.ts';
 import { realNodeName } from '../../../test/cluster/node/node.ts';
 
 const run = promisify(execFile);
@@ -222,6 +222,28 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     assert.notEqual(s.primary, old);
     assert.equal(await local(old, 'SELECT pg_is_in_recovery()'), 't');
     await converged(s.members.map((m: any) => m.name), 'cut');
+  });
+
+  it('stops a primary within the bound each time its agent is killed; its own container cannot reach the agent\'s ' +
+    'token', async () => {
+    const answers = (member: string) => local(member, 'SELECT 1').then(() => true, () => false);
+    for (let round = 1; round <= 2; round++) {
+      const { primary } = await running(3);
+      await waitFor(`${primary} answering`, () => answers(primary), { timeoutMs: 60_000, intervalMs: 500 });
+      if (round === 1) {
+        const found = await kubectl('exec', primary, '-c', 'postgres', '--', 'sh', '-c', 'ls -d /proc/[0-9]*/root' +
+          '/var/run/secrets/kubernetes.io/serviceaccount/token /var/run/secrets/kubernetes.io/serviceaccount 2>/dev/null; true');
+        assert.equal(found.stdout.trim(), '', 'the postgres container sees the agent\'s token');
+      }
+      const pid = await waitFor(`${primary}'s agent`, () => agentPid(primary).catch(() => undefined), { timeoutMs: 30_000 });
+      process.kill(pid, 'SIGKILL');
+      const killed = Date.now();
+      const stopped = await waitFor(`${primary} to stop answering`, async () => !(await answers(primary)) && Date.now(),
+        { timeoutMs: 30_000, intervalMs: 250 });
+      assert.ok(stopped - killed <= fenceAfterMs + 3_000, `${primary} answered ${stopped - killed} ms after its agent died`);
+      figures.push(`agent killed (${round}): PostgreSQL stopped after ${((stopped - killed) / 1000).toFixed(1)} s`);
+    }
+    await running(3);
   });
 
   it('scales from 3 to 1 and back to 3; one member alone takes writes', async () => {

@@ -10,7 +10,9 @@
 //   MEMBER_ROLE               primary or replica: what the member is to be when it starts; ROLE_FILE, if set,
 //                             names the file the member agent writes once it has read the cluster's Lease: the
 //                             member waits until it is fresh, and the role in it wins (so a promoted member
-//                             restarts as the primary, and a fenced one only as what the Lease says)
+//                             restarts as the primary, and a fenced one only as what the Lease says); the script
+//                             then stays PID 1 and stops a primary whose file has not said "primary" afresh for
+//                             FENCE_AFTER seconds (default 8); a promotion waits for the file to say "primary"
 //   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
 //   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the newest completed one)
@@ -114,9 +116,11 @@ create() {
   mv "$PGDATA.new" "$PGDATA"
 }
 
+FENCE_AFTER=\${FENCE_AFTER:-8}
+role_age() { echo $(($(date +%s) - $(stat -c %Y "$ROLE_FILE"))); }
 if [ -n "\${ROLE_FILE:-}" ]; then
   waited=0
-  until [ -f "$ROLE_FILE" ] && [ $(($(date +%s) - $(stat -c %Y "$ROLE_FILE"))) -le 10 ]; do
+  until [ -f "$ROLE_FILE" ] && [ "$(role_age)" -lt "$FENCE_AFTER" ]; do
     [ $((waited % 15)) -eq 0 ] && echo "waiting for the member agent to confirm this member's role" >&2
     sleep 1
     waited=$((waited + 1))
@@ -148,7 +152,41 @@ elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
     create clone
   fi
 fi
-exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"`;
+[ -n "\${ROLE_FILE:-}" ] || exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
+
+# From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
+# as soon as the agent's word is not "primary", or has not changed for FENCE_AFTER seconds, counted on the boot
+# clock, which nobody sets. So an agent that is dead, hung or cut off fences as surely as one that says so.
+postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN" &
+pid=$!
+trap 'kill -TERM $pid' TERM
+trap 'kill -INT $pid' INT
+uptime() { cut -d. -f1 /proc/uptime; }
+mark=
+while kill -0 "$pid" 2>/dev/null; do
+  now=$(uptime)
+  current=$(stat -c '%i %y' "$ROLE_FILE" 2>/dev/null || echo none)
+  if [ "$current" != "$mark" ]; then
+    # First seen now, but written earlier: its age so far counts.
+    age=0
+    [ "$current" = none ] || age=$(role_age)
+    [ "$age" -ge 0 ] || age=0
+    mark=$current
+    seen=$((now - age))
+  fi
+  if [ ! -f "$PGDATA/standby.signal" ]; then
+    word=$(cat "$ROLE_FILE" 2>/dev/null || echo nothing)
+    if [ "$word" != primary ] || [ $((now - seen)) -ge "$FENCE_AFTER" ]; then
+      echo "stopping PostgreSQL: the member agent says $word, unchanged for $((now - seen))s" >&2
+      kill -QUIT "$pid"
+      wait "$pid"
+      exit 3
+    fi
+  fi
+  sleep 1 &
+  wait $!
+done
+wait "$pid"`;
 
 /**
  * Prints "primary <lsn>" or "replica <lsn> <replayed lsn>": how far the member's WAL goes. A replica's goes as far as
@@ -169,6 +207,15 @@ local_sql "SELECT CASE WHEN pg_is_in_recovery()
  * member promoted already gets the setting all the same, so a promotion cut short is finished by running this again.
  */
 export const promoteScript = `${common}
+if [ -n "\${ROLE_FILE:-}" ]; then
+  # The member's PID 1 stops a primary its agent has not confirmed: the promotion waits for the agent's word.
+  tries=0
+  until [ "$(cat "$ROLE_FILE" 2>/dev/null)" = primary ]; do
+    tries=$((tries + 1))
+    [ $tries -le 50 ] || { echo "the member agent has not confirmed within 10 s that this member holds the Lease" >&2; exit 1; }
+    sleep 0.2
+  done
+fi
 set_synchronous "\${SYNCHRONOUS_STANDBY_NAMES?names the standbys a commit on the promoted member waits for (empty: none)}"
 if [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; then
   timeout=\${PROMOTE_TIMEOUT:-60}
