@@ -1,12 +1,13 @@
 // PostgresCluster with real PostgreSQL (Debian's 15) on the real node: member pods with their agents, volumes of the
-// default StorageClass, clients in another pod going through the Services. What users trust it with: reads and
-// writes where they belong, no acknowledged write lost when the primary goes or is cut off, and a cut-off primary
-// that stops taking writes before another is promoted.
+// default StorageClass, clients in another pod going through the Services; serial, as one test stops the apiserver.
+// What users trust it with: reads and writes where they belong, no acknowledged write lost when the primary goes or
+// is cut off, and a cut-off primary that stops taking writes before another is promoted.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { controllerImage, postgresImage } from '../../../images/recipes.ts';
@@ -15,6 +16,7 @@ import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
+import { postgresBin } from '../../../test/support/postgres.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
 import { failoverTimeoutMs, fenceAfterMs, synchronousStandbyNames } from './plan.ts';
@@ -56,6 +58,18 @@ async function converged(members: string[], table: string): Promise<string> {
 async function lost(table: string, acknowledged: number[]): Promise<number[]> {
   const stored = new Set((await client('orders', `SELECT id FROM ${table}`)).split('\n').map(Number));
   return acknowledged.filter((id) => !stored.has(id));
+}
+
+/** The host pid of a process of `member`'s postgres container whose command line starts with `command`. */
+async function memberProcess(member: string, command: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.startsWith(command)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(`HOSTNAME=${member}`) && environ.includes(`PRIMARY_HOST=orders\0`)) return Number(entry);
+  }
+  throw new Error(`no process "${command}" of ${member} on this node`);
 }
 
 /** The host pid of a member's agent: a way into the pod's network namespace from the node. */
@@ -187,6 +201,34 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       await running(3);
     });
 
+  it('promotes the standby that flushed the most, though it replayed the least: every acknowledged row kept', async () => {
+    const { primary, members } = await running(3);
+    const [paused, stalled] = members.map((m: any) => m.name).filter((m: string) => m !== primary);
+    await client('orders', 'CREATE TABLE held (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+    await converged([primary, paused, stalled], 'held');
+    // One standby keeps receiving but replays nothing; the other stops receiving: only the first confirms commits.
+    await local(paused, 'SELECT pg_wal_replay_pause()');
+    const receiver = await waitFor(`${stalled}'s WAL receiver`, () => memberProcess(stalled, 'postgres: walreceiver')
+      .catch(() => undefined), { timeoutMs: 30_000 });
+    process.kill(receiver, 'SIGSTOP');
+    const resume = () => { try { process.kill(receiver, 'SIGCONT'); } catch { /* gone with its pod */ } };
+    cleanups.push(async () => resume());
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'held');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 20, { timeoutMs: 30_000 });
+    await kubectl('delete', 'pod', primary, '--wait=false');
+    const promoted = await waitFor('a replica promoted', async () => {
+      const st = await status();
+      return st.primary !== primary && st.synchronous?.primary === st.primary ? st.primary : undefined;
+    }, { timeoutMs: failoverTimeoutMs + 120_000, intervalMs: 1000 });
+    resume();
+    assert.equal(promoted, paused, `${promoted} was promoted, not ${paused}, which had flushed every commit`);
+    const since = Date.now();
+    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(since) >= 10, { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('held', report.acknowledged), []);
+    await running(3);
+  });
+
   it('stops a primary cut off from the network before promoting another; it rejoins as a replica', async () => {
     await client('orders', 'CREATE TABLE cut (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'cut');
@@ -291,6 +333,52 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
     assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 3'), 'with one member');
   });
+
+  it('has at most one primary through an apiserver outage, stops it within the bound, and serves again after',
+    async () => {
+      const { members } = await running(3);
+      await client('orders', 'CREATE TABLE outage (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+      const password = Buffer.from((await get('secret', 'orders-credentials')).data['postgres-password'], 'base64').toString();
+      const addresses: [string, string][] = await Promise.all(members.map(async (m: any) =>
+        [m.name, (await get('pod', m.name)).status.podIP] as [string, string]));
+      const psql = join(await postgresBin(), 'psql');
+      /** The members that take writes, asked from the node at their pod addresses: the apiserver plays no part. */
+      const writable = async () => (await Promise.all(addresses.map(async ([name, ip]) => {
+        const answer = await run(psql, ['-X', '-Atc', 'SELECT pg_is_in_recovery()',
+          `host=${ip} user=postgres dbname=postgres connect_timeout=1`], { env: { PGPASSWORD: password }, timeout: 3_000 })
+          .then(({ stdout }) => stdout.trim(), () => '');
+        return answer === 'f' ? [name] : [];
+      }))).flat();
+      const oneAtMost = async () => {
+        const primaries = await writable();
+        assert.ok(primaries.length <= 1, `two primaries: ${primaries.join(', ')}`);
+        return primaries;
+      };
+      const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'outage');
+      await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+      const apiserver = cluster.state.pids['kube-apiserver']!;
+      process.kill(apiserver, 'SIGSTOP');
+      const frozen = Date.now();
+      let stoppedAt: number | undefined;
+      try {
+        for (; Date.now() - frozen < 30_000; await sleep(500)) {
+          if ((await oneAtMost()).length === 0) stoppedAt ??= Date.now();
+        }
+      } finally {
+        process.kill(apiserver, 'SIGCONT');
+      }
+      const thawed = Date.now();
+      assert.ok(stoppedAt !== undefined && stoppedAt - frozen <= fenceAfterMs + 3_000,
+        `the primary took writes ${stoppedAt === undefined ? 'all along' : `${stoppedAt - frozen} ms`} into the outage`);
+      const back = await waitFor('a primary again', async () => (await oneAtMost()).length === 1 && Date.now(),
+        { timeoutMs: 120_000, intervalMs: 500 });
+      await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(back) >= 10, { timeoutMs: 60_000 });
+      const report = await writer.stop();
+      assert.deepEqual(await lost('outage', report.acknowledged), []);
+      figures.push(`apiserver stopped for 30 s: the primary stopped ${((stoppedAt - frozen) / 1000).toFixed(1)} s in, ` +
+        `a primary took writes again ${((back - thawed) / 1000).toFixed(1)} s after it came back`);
+      await running(3);
+    });
 
   it('comes back with every row when deleted and made again with the same name', async () => {
     const rows = await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks');
