@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript } from './scripts.ts';
+import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript, readyScript,
+  synchronousScript } from './scripts.ts';
 
 let dir: string;
 let environment: Environment;
@@ -24,6 +25,11 @@ async function member(name: string, env: Record<string, string>): Promise<Member
 }
 
 const replicaOf = (primary: Member) => ({ MEMBER_ROLE: 'replica', PRIMARY_HOST: '127.0.0.1', PRIMARY_PORT: String(primary.port) });
+/** A replica that streams through its own slot, as member pods do. */
+const slottedReplicaOf = (primary: Member, name: string) => ({ ...replicaOf(primary), REPLICATION_SLOT: name });
+const slots = (m: Member) => sql(environment, m, 'SELECT slot_name || \':\' || active FROM pg_replication_slots ORDER BY 1');
+const ready = (m: Member) => runScript(environment, readyScript, { PGPORT: String(m.port) }).then(() => 'ready',
+  (error: { stderr?: string }) => error.stderr?.trim() ?? 'failed');
 const rows = (m: Member) => sql(environment, m, 'SELECT note FROM notes ORDER BY id');
 const shows = (m: Member, note: string) => waitFor(`${m.name} to show "${note}"`,
   async () => (await rows(m)).split('\n').includes(note), { timeoutMs: 60_000 });
@@ -66,12 +72,16 @@ describe('member scripts against real PostgreSQL', () => {
   it('initialises a seed and clones streaming replicas from it', async () => {
     a = await member('a', { MEMBER_ROLE: 'primary' });
     await sql(environment, a, 'CREATE TABLE notes (id serial PRIMARY KEY, note text); INSERT INTO notes (note) VALUES (\'seeded\')');
-    [b, c] = await Promise.all([member('b', replicaOf(a)), member('c', replicaOf(a))]);
+    [b, c] = await Promise.all([member('b', slottedReplicaOf(a, 'b')), member('c', slottedReplicaOf(a, 'c'))]);
     await shows(b, 'seeded');
     await shows(c, 'seeded');
     assert.equal((await position(a)).role, 'primary');
     assert.equal((await position(b)).role, 'replica');
     assert.equal(await sql(environment, a, 'SELECT count(*) FROM pg_stat_replication'), '2');
+    // Each streams through a slot of its own, made on the primary before it cloned.
+    await waitFor('both slots in use', async () => (await slots(a)) === 'b:true\nc:true');
+    assert.equal(await ready(a), 'ready');
+    await waitFor('b ready', async () => (await ready(b)) === 'ready');
   });
 
   it('promotes a replica with all the WAL it received, replayed or not, and its commits wait for c', async () => {
@@ -87,8 +97,11 @@ describe('member scripts against real PostgreSQL', () => {
     assert.ok(pb.replayed < pb.lsn, 'b has not replayed all it holds');
     assert.deepEqual((await rows(b)).split('\n'), ['seeded']);
 
-    await promote(b, { SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")' });
+    assert.match(await ready(c), /not streaming from the primary/);
+    await promote(b, { SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")', SLOTS: 'a c' });
     assert.equal((await position(b)).role, 'primary');
+    // Made before b took writes, and none kept from when b was a replica.
+    assert.equal(await slots(b), 'a:false\nc:false');
     assert.deepEqual((await rows(b)).split('\n'), ['seeded', 'last write']);
     // In force before b took writes: its first commit waits for c, which still streams from the dead a.
     assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
@@ -159,6 +172,55 @@ describe('member scripts against real PostgreSQL', () => {
     const y = await member('y', replicaOf(b));
     await shows(y, 'after failover');
     assert.ok(!(await readdir(dir)).includes('y.new'));
+  });
+
+  it('keeps on the primary the slots of the members named, and drops those no member streams from', async () => {
+    const configure = (slotNames: string) => runScript(environment, synchronousScript,
+      { PGPORT: String(b.port), SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")', SLOTS: slotNames });
+    assert.equal(await slots(b), 'a:false\nc:true');
+    assert.equal(await configure('c z'), 'c\nz');
+    assert.equal(await configure('c'), 'c');
+    // c streams through its slot: it stays until c stops.
+    assert.equal(await configure(''), 'c');
+    assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
+  });
+
+  it('clones afresh a replica whose WAL its primary no longer keeps, which is not ready meanwhile', async () => {
+    const roleFile = join(dir, 'w.role');
+    await writeFile(roleFile, 'replica\n', { mode: 0o644 });
+    const w = await member('w', { ...slottedReplicaOf(b, 'w'), ROLE_FILE: roleFile, RECLONE_AFTER: '10' });
+    await waitFor('w ready', async () => (await ready(w)) === 'ready', { timeoutMs: 30_000 });
+    const settings = async (m: Member, values: Record<string, string>) => {
+      for (const [name, value] of Object.entries(values)) await sql(environment, m, `ALTER SYSTEM SET ${name} = '${value}'`);
+      await sql(environment, m, 'SELECT pg_reload_conf()');
+    };
+    // While w is disconnected, b writes past what one slot may keep, and a checkpoint removes that WAL.
+    await sql(environment, b, 'CREATE TABLE away (id int)');
+    const conninfo = await sql(environment, w, 'SHOW primary_conninfo');
+    await settings(b, { max_slot_wal_keep_size: '32MB', wal_keep_size: '0' });
+    await settings(w, { primary_conninfo: '' });
+    try {
+      await waitFor('w disconnected', async () => (await slots(b)).includes('w:false'));
+      for (let i = 0; i < 4; i++) {
+        await sql(environment, b, `INSERT INTO away VALUES (${i})`);
+        await sql(environment, b, 'SELECT pg_switch_wal()');
+      }
+      await sql(environment, b, 'CHECKPOINT');
+      assert.equal(await sql(environment, b, 'SELECT wal_status FROM pg_replication_slots WHERE slot_name = \'w\''), 'lost');
+    } finally {
+      await settings(w, { primary_conninfo: conninfo });
+      await settings(b, { max_slot_wal_keep_size: '-1', wal_keep_size: '0' });
+    }
+    await waitFor('w not ready', async () => /not streaming from the primary/.test(await ready(w)),
+      { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor('w cloned afresh', async () => /cloning afresh/.test(w.output()), { timeoutMs: 60_000 });
+    await waitFor('w to hold what was written while it was away', async () =>
+      await sql(environment, w, 'SELECT count(*) FROM away').catch(() => '') === '4', { timeoutMs: 60_000 });
+    await waitFor('w ready again', async () => (await ready(w)) === 'ready', { timeoutMs: 30_000 });
+    assert.match(await slots(b), /w:true/);
+    // Stopped as its pod's deletion would: PostgreSQL ends, and the script with it.
+    await runScript(environment, 'pg_ctl -D "$PGDATA" -m fast -w stop', { PGDATA: w.dataDir });
+    members.splice(members.indexOf(w), 1);
   });
 
   it('takes base backups, keeps the newest, and restores the latest into a new primary', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, memberPod } from './objects.ts';
+import { agentIdentity, bytesOf, memberPod, walRetention } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -50,7 +50,19 @@ describe('member pods', () => {
 
   it('give a busy primary time to answer its readiness probe, and its PID 1 the fence bound', () => {
     assert.deepEqual([container.readinessProbe.timeoutSeconds, container.readinessProbe.failureThreshold], [5, 3]);
+    assert.deepEqual(container.readinessProbe.exec.command, ['sh', '/keelson/ready.sh']);
     assert.equal(container.env.find((e: any) => e.name === 'FENCE_AFTER').value, '8');
+  });
+
+  it('stream through a slot of their own, keeping WAL for others in shares of their volume', () => {
+    const env = (name: string) => container.env.find((e: any) => e.name === name).value;
+    assert.deepEqual([env('REPLICATION_SLOT'), env('WAL_KEEP_SIZE'), env('MAX_SLOT_WAL_KEEP_SIZE')], ['db_0001', '128MB', '256MB']);
+    assert.deepEqual(walRetention('256Mi'), { walKeepSize: '32MB', maxSlotWalKeepSize: '64MB' });
+    assert.deepEqual(walRetention('100Mi'), { walKeepSize: '32MB', maxSlotWalKeepSize: '32MB' });
+    assert.equal(bytesOf('10G'), 10e9);
+    assert.equal(bytesOf(1048576), 2 ** 20);
+    assert.equal(bytesOf('1.5Gi'), 1.5 * 2 ** 30);
+    assert.throws(() => bytesOf('500m'), /not a storage quantity/);
   });
 
   it('give the agents a Role on their cluster\'s Lease alone', () => {

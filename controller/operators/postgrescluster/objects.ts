@@ -9,8 +9,8 @@ import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
-import { fenceAfterMs, leaseDurationMs, type Role } from './plan.ts';
-import { backupScript, memberScript } from './scripts.ts';
+import { fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
+import { backupScript, memberScript, readyScript } from './scripts.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -41,7 +41,7 @@ const roleFile = '/var/run/postgresql/keelson-role';
 export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
 
 /** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
-export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript };
+export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript, 'ready.sh': readyScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
 function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}, controlled = true) {
@@ -52,6 +52,28 @@ function metadata(cluster: Cluster, name: string, labels: Record<string, string>
 
 /** Whether the cluster controls (and so deletes with it) its member volumes, and the Secret and Lease they need. */
 export const deletesData = (spec: Spec) => spec.persistentVolumeClaimRetentionPolicy.whenDeleted === 'Delete';
+
+const units: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 2 ** 10, Mi: 2 ** 20,
+  Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50 };
+
+/** The bytes a storage quantity ("1Gi", "500M", 1073741824) stands for. */
+export function bytesOf(quantity: string | number): number {
+  const match = /^(\d+(?:\.\d+)?)([kMGTP]i?)?$/.exec(String(quantity).trim());
+  const unit = units[match?.[2] ?? ''];
+  if (!match || unit === undefined) throw new Error(`not a storage quantity: "${quantity}"`);
+  return Number(match[1]) * unit;
+}
+
+/**
+ * How much WAL a member's volume holds for others, in PostgreSQL's MB: an eighth kept whatever the slots say (what a
+ * replica needs just after a failover, before its slot is made), and a quarter at most for one slot, past which the
+ * slot is given up (its replica is cloned afresh) rather than the volume filled.
+ */
+export function walRetention(size: string | number): { walKeepSize: string; maxSlotWalKeepSize: string } {
+  const mb = bytesOf(size) / 2 ** 20;
+  const at = (share: number) => `${Math.max(32, Math.floor(mb * share))}MB`;
+  return { walKeepSize: at(1 / 8), maxSlotWalKeepSize: at(1 / 4) };
+}
 
 export function imageOf(spec: Spec): string {
   return spec.image ?? `postgres:${spec.version}`;
@@ -180,6 +202,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   ];
   const agent = agentSidecar(cluster, agentImage);
   volumes.push(agent.volume);
+  const retention = walRetention(spec.storage.size);
   const mounts: object[] = [
     { name: 'data', mountPath: '/var/lib/postgresql/data' },
     { name: 'scripts', mountPath: scriptsDir, readOnly: true },
@@ -194,6 +217,9 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'FENCE_AFTER', value: String(fenceAfterMs / 1000) },
     { name: 'PRIMARY_HOST', value: names.readWrite(name) },
     { name: 'PRIMARY_PORT', value: String(port) },
+    { name: 'REPLICATION_SLOT', value: slotName(member) },
+    { name: 'WAL_KEEP_SIZE', value: retention.walKeepSize },
+    { name: 'MAX_SLOT_WAL_KEEP_SIZE', value: retention.maxSlotWalKeepSize },
     ...secretEnv(name),
   ];
   if (restoreFrom) {
@@ -218,9 +244,9 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
         name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
         ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,
         // A primary busy enough to answer slowly is still the primary: only some 10 s of silence takes it out of
-        // its Service and, past the failover timeout, out of its role.
-        readinessProbe: { exec: { command: ['pg_isready', '-q', '-h', '/var/run/postgresql', '-p', String(port)] },
-          periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
+        // its Service and, past the failover timeout, out of its role. A replica is ready only while it streams.
+        readinessProbe: { exec: { command: scriptCommand('ready.sh') }, periodSeconds: 2, timeoutSeconds: 5,
+          failureThreshold: 3 },
         // SIGTERM alone is PostgreSQL's smart shutdown, which serves connected clients until the grace period ends.
         lifecycle: { preStop: { exec: { command: ['pg_ctl', 'stop', '-D', pgdata, '-m', 'fast', '-w', '-t', '20'] } } },
         ...(spec.resources ? { resources: spec.resources } : {}),

@@ -1,16 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep, synchronousStandbyNames, votersAfter,
-  wantedSynchronous, type Member, type MemberPod, type Observed } from './plan.ts';
+import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep, slotName, synchronousStandbyNames,
+  votersAfter, wantedSlots, wantedSynchronous, type Member, type MemberPod, type Observed } from './plan.ts';
 
 const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod =>
   ({ phase: 'Running', ready: true, role, version: '17.2', deleting: false, ...extra });
 const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
-const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => ({
-  cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false, keepVolumeOnScaleDown: true, members, strangers: [], terminating: [],
-  primary: members.length ? 'db-0000' : undefined, backupAvailable: false, bootstrapFromBackup: false,
-  primaryLostForMs: 0, synchronousReplicas: 0, synchronous: { primary: 'db-0000', quorum: 0, standbys: [] }, ...extra });
+/** What is observed; the slots recorded, where not given, are those the recorded primary should keep. */
+const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => {
+  const o: Observed = { cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false,
+    keepVolumeOnScaleDown: true, members, strangers: [], terminating: [], primary: members.length ? 'db-0000' : undefined,
+    backupAvailable: false, bootstrapFromBackup: false, primaryLostForMs: 0, synchronousReplicas: 0,
+    synchronous: { primary: 'db-0000', quorum: 0, standbys: [] }, ...extra };
+  if (o.synchronous && !o.synchronous.slots) o.synchronous = { ...o.synchronous, slots: wantedSlots(o, o.synchronous.primary) };
+  return o;
+};
 const healthy = () => [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica'))];
 
 describe('the next step of a PostgresCluster', () => {
@@ -115,15 +120,31 @@ describe('the next step of a PostgresCluster', () => {
   it('sets the synchronous standbys before waiting on a member, recording what a shrink drops', () => {
     const busy = [member(0, pod('primary')), member(1, pod('replica')), member(2, pod('replica', { phase: 'Pending', ready: false }))];
     assert.deepEqual(nextStep(observed(busy, { synchronousReplicas: 1, synchronous: undefined })), { kind: 'set-synchronous',
-      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] }, dropped: [] });
+      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'],
+        slots: ['db_0001', 'db_0002'] }, dropped: [] });
     // Recorded for another primary (the old one): set on this one.
     const other = { primary: 'db-0002', quorum: 1, standbys: ['db-0000', 'db-0001'] };
     assert.equal(nextStep(observed(healthy(), { synchronousReplicas: 1, synchronous: other })).kind, 'set-synchronous');
     const inForce = { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] };
     assert.deepEqual(nextStep(observed(healthy(), { size: 2, synchronousReplicas: 1, synchronous: inForce })), { kind: 'set-synchronous',
-      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001'] }, dropped: ['db-0002'] });
+      member: 'db-0000', synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001'], slots: ['db_0001', 'db_0002'] },
+      dropped: ['db-0002'] });
     assert.deepEqual(nextStep(observed(healthy(), { size: 2, synchronousReplicas: 1,
       synchronous: { ...inForce, standbys: ['db-0001'] } })), { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
+  });
+
+  it('keeps a replication slot for every other member: a new one\'s made, a removed one\'s dropped', () => {
+    assert.equal(slotName('orders-0001'), 'orders_0001');
+    assert.equal(slotName(`${'a'.repeat(63)}-0001`).length, 63);
+    const inForce = { primary: 'db-0000', quorum: 0, standbys: [] };
+    const grown = [...healthy(), member(3, pod('replica', { phase: 'Pending', ready: false }))];
+    assert.deepEqual(nextStep(observed(grown, { size: 4, synchronous: { ...inForce, slots: ['db_0001', 'db_0002'] } })),
+      { kind: 'set-synchronous', member: 'db-0000', dropped: [],
+        synchronous: { ...inForce, slots: ['db_0001', 'db_0002', 'db_0003'] } });
+    // A slot still in use when it was to be dropped stays recorded: it is tried again.
+    assert.equal(nextStep(observed(healthy(), { synchronous: { ...inForce, slots: ['db_0001', 'db_0002', 'db_0003'] } })).kind,
+      'set-synchronous');
+    assert.deepEqual(nextStep(observed(healthy(), { synchronous: { ...inForce, slots: ['db_0001', 'db_0002'] } })), { kind: 'steady' });
   });
 
   it('promotes only when enough synchronous standbys answered to hold every acknowledged commit', () => {

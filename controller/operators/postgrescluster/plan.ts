@@ -1,5 +1,6 @@
 // The level-triggered loop's one decision, from what is observed now, as in the etcd operator: fix exactly one thing,
-// in this order: a second primary, a lost primary (failover after a timeout), the synchronous standbys; then, while
+// in this order: a second primary, a lost primary (failover after a timeout), the synchronous standbys and
+// replication slots; then, while
 // any member is Pending or going away, wait; then pods that are not members, a member whose volume is being
 // deleted, a dead member, the size (one member per step), the minor version (replicas, then a switchover, then the
 // old primary). Nothing here deletes data: volumes go only by scaling down, and only when the spec says so.
@@ -38,6 +39,8 @@ export interface Synchronous {
   primary: string;
   quorum: number;
   standbys: string[];
+  /** The replication slots the primary keeps, one per other member, as last made (and pruned) there. */
+  slots?: string[];
 }
 
 export interface Observed {
@@ -103,6 +106,11 @@ export function memberName(cluster: string, index: number): string {
   return `${cluster}-${String(index).padStart(4, '0')}`;
 }
 
+/** A member's physical replication slot: its name as PostgreSQL allows slot names (a-z, 0-9, _; 63 at most). */
+export function slotName(member: string): string {
+  return member.replace(/[^a-z0-9_]/g, '_').slice(-63);
+}
+
 export function majorOf(version: string): number {
   return Number.parseInt(version, 10);
 }
@@ -153,6 +161,11 @@ export function wantedSynchronous(o: Pick<Observed, 'members' | 'size' | 'synchr
   const chosen = new Set([...from, ...readyReplicas(o.members, primary)].filter((name) => stay.includes(name)));
   const standbys = chosen.size >= quorum ? [...chosen] : stay;
   return { primary, quorum, standbys: standbys.sort(byIndex(o.members)) };
+}
+
+/** The slots a primary keeps: one for every other member, so that it keeps the WAL each has yet to receive. */
+export function wantedSlots(o: Pick<Observed, 'members'>, primary: string): string[] {
+  return o.members.filter((m) => m.name !== primary).map((m) => slotName(m.name)).sort();
 }
 
 /**
@@ -212,10 +225,12 @@ export function nextStep(o: Observed): Step {
 
   // The synchronous standbys follow the members before anything waits on one of them: a member Pending on a dead node
   // must not leave the primary confirming commits with nobody.
+  // So do the primary's replication slots: a removed member's is dropped once it no longer streams.
   if (up) {
-    const wanted = wantedSynchronous(o, primaryName);
+    const wanted = { ...wantedSynchronous(o, primaryName), slots: wantedSlots(o, primaryName) };
     const recorded = o.synchronous?.primary === primaryName ? o.synchronous : undefined;
-    if (!recorded || recorded.quorum !== wanted.quorum || recorded.standbys.join() !== wanted.standbys.join()) {
+    if (!recorded || recorded.quorum !== wanted.quorum || recorded.standbys.join() !== wanted.standbys.join() ||
+      recorded.slots?.join() !== wanted.slots.join()) {
       return { kind: 'set-synchronous', member: primaryName, synchronous: wanted,
         dropped: recorded?.standbys.filter((s) => !wanted.standbys.includes(s)) ?? [] };
     }

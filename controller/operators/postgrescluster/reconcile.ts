@@ -20,7 +20,7 @@ import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, d
   memberLabels, memberPod, names, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
-  votersAfter, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
+  votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
@@ -439,7 +439,7 @@ class PostgresClusterReconciler {
       case 'failover':
         return this.replacePrimary(cluster, spec, observed, step, leaseObject);
       case 'finish-promotion': {
-        const synchronous = wantedSynchronous(observed, step.member);
+        const synchronous = { ...wantedSynchronous(observed, step.member), slots: wantedSlots(observed, step.member) };
         await this.promote(ns, step.member, synchronous);
         this.promotions.set(cluster.metadata.uid, step.member);
         const updated = await this.recordSynchronous(cluster, synchronous);
@@ -452,7 +452,7 @@ class PostgresClusterReconciler {
           `${step.holder}: its agent stops PostgreSQL, and its pod was deleted to come back as a replica`);
         return {};
       case 'set-synchronous':
-        return this.setSynchronous(cluster, step);
+        return this.setSynchronous(cluster, observed, step);
       default:
         return {};
     }
@@ -502,7 +502,8 @@ class PostgresClusterReconciler {
     const silent = unanswered.length ? ` (not answering: ${unanswered.join('; ')})` : '';
     if ('waiting' in decision) return { waiting: `${decision.waiting}${silent}` };
     const { chosen } = decision;
-    const synchronous = wantedSynchronous(observed, chosen, positions.map((p) => p.member));
+    const synchronous = { ...wantedSynchronous(observed, chosen, positions.map((p) => p.member)),
+      slots: wantedSlots(observed, chosen) };
     if (step.kind === 'failover') await this.takeLease(cluster, spec, leaseObject, chosen);
     else await this.takeLeaseFromGone(cluster, spec, chosen);
     await this.promote(ns, chosen, synchronous);
@@ -520,16 +521,26 @@ class PostgresClusterReconciler {
    * (with any standby it drops) before it is applied, so no commit depends on a standby the record lacks; a standby
    * dropped is forgotten only once the ones kept have everything it may have confirmed.
    */
-  private async setSynchronous(cluster: Cluster, step: Extract<Step, { kind: 'set-synchronous' }>): Promise<Outcome> {
+  private async setSynchronous(cluster: Cluster, observed: Observed, step: Extract<Step, { kind: 'set-synchronous' }>):
+  Promise<Outcome> {
     const { synchronous, dropped } = step;
-    await this.recordSynchronous(cluster, { ...synchronous, standbys: [...synchronous.standbys, ...dropped] });
+    const { slots: wantedSlotNames = [], ...standbys } = synchronous;
+    const recorded = observed.synchronous;
+    const changed = recorded?.primary !== synchronous.primary || recorded.quorum !== synchronous.quorum ||
+      recorded.standbys.join() !== synchronous.standbys.join();
+    // Slots made before they are recorded: the record names what the primary has, not what it was asked for.
+    if (changed) await this.recordSynchronous(cluster, { ...standbys, standbys: [...standbys.standbys, ...dropped] });
     const catchUp = dropped.length && synchronous.quorum
       ? `CATCH_UP="${synchronous.standbys.map((s) => `'${s}'`).join(',')}"\nQUORUM=${synchronous.quorum}\n` : '';
-    await this.run(cluster.metadata.namespace!, step.member,
-      `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n${catchUp}${synchronousScript}`);
-    await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ${commitsWait(synchronous)}` +
-      (dropped.length ? ` (no longer ${dropped.join(', ')})` : ''));
-    return { synchronous, updated: await this.recordSynchronous(cluster, synchronous) };
+    const output = await this.run(cluster.metadata.namespace!, step.member, `SYNCHRONOUS_STANDBY_NAMES=` +
+      `'${synchronousStandbyNames(synchronous)}'\nSLOTS='${wantedSlotNames.join(' ')}'\n${catchUp}${synchronousScript}`);
+    const slots = output.split('\n').filter(Boolean);
+    if (changed) {
+      await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ` +
+        `${commitsWait(synchronous)}${dropped.length ? ` (no longer ${dropped.join(', ')})` : ''}`);
+    }
+    const inForce = { ...synchronous, slots };
+    return { synchronous: inForce, updated: await this.recordSynchronous(cluster, inForce) };
   }
 
   /**
@@ -595,7 +606,8 @@ class PostgresClusterReconciler {
    * points the read-write Service at it.
    */
   private async promote(namespace: string, member: string, synchronous: Synchronous): Promise<void> {
-    await this.run(namespace, member, `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n${promoteScript}`);
+    await this.run(namespace, member, `SYNCHRONOUS_STANDBY_NAMES='${synchronousStandbyNames(synchronous)}'\n` +
+      `SLOTS='${(synchronous.slots ?? []).join(' ')}'\n${promoteScript}`);
     await this.ctx.client.patch(types.pods, namespace, member, { metadata: { labels: { [roleLabel]: 'primary' } } }, 'merge');
   }
 

@@ -81,6 +81,9 @@ export const postgresClusterStatus = statusOf({
       '0: asynchronous.', minimum: 0, required: true }),
     standbys: array(string({ description: 'A member.' }), { description: 'The members a commit may wait for.',
       maxItems: 8 }),
+    slots: array(string({ description: 'A slot, named after its member.' }), { description: 'The physical ' +
+      'replication slots the primary keeps, one per other member, which keep the WAL each has yet to receive.',
+      maxItems: 16 }),
   }, { description: 'The synchronous standbys in force on the primary (synchronous_standby_names ANY quorum of ' +
     'standbys), as recorded before a commit could depend on them.' }),
   lastBackup: object({

@@ -19,6 +19,12 @@
 //   RESTORE                   "true": a member with no data restores a backup instead of running initdb
 //   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
 //                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
+//   REPLICATION_SLOT          the member's physical replication slot on the primary, which keeps the WAL it has not
+//                             received; SLOTS, the slots a primary keeps (one per other member, space-separated)
+//   WAL_KEEP_SIZE, MAX_SLOT_WAL_KEEP_SIZE  how much WAL a primary keeps regardless of slots, and for a slot at most
+//   RECLONE_AFTER             seconds a replica may go without streaming from a primary that takes writes before it
+//                             is cloned afresh (default 30); MAX_LAG_BYTES, how far a ready replica's replay may
+//                             trail what its primary sent it (default 16 MiB)
 
 const common = `set -eu
 SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
@@ -29,6 +35,23 @@ set_synchronous() {
   local_sql "SELECT pg_reload_conf()" >/dev/null
 }
 conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
+primary_sql() {
+  PGPASSWORD=$REPLICATION_PASSWORD psql -X -v ON_ERROR_STOP=1 -Atc "$1" \
+    -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator dbname=postgres connect_timeout=3"
+}
+# SQL that makes slot $1 where it is missing, reserving WAL from now on; one whose WAL was lost (past
+# max_slot_wal_keep_size) is made again, as it can serve nobody.
+slot_sql() {
+  echo "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '$1' AND wal_status = 'lost' AND NOT active;
+DO \\$\\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = '$1') THEN
+    PERFORM pg_create_physical_replication_slot('$1', true);
+  END IF;
+EXCEPTION WHEN duplicate_object THEN NULL;
+END \\$\\$;"
+}
+# This replica's slot on the primary, so the primary keeps the WAL it has yet to receive.
+ensure_slot() { [ -z "\${REPLICATION_SLOT:-}" ] || primary_sql "$(slot_sql "$REPLICATION_SLOT")" >/dev/null; }
 # The names of the completed backups in BACKUP_ROOT, oldest first: directories named as backupScript names them, with
 # the manifest pg_basebackup writes last. Nothing else there is a backup: not lost+found, a .partial, a stray directory.
 completed_backups() {
@@ -62,11 +85,17 @@ set_passwords() {
 }
 # What a clone, a rewind or a restore copies from another primary's postgresql.auto.conf: its standbys are not this
 # member's (until the operator names this one's, none is waited for), nor is its primary.
-drop_copied_settings() { sed -i '/^primary_conninfo/d; /^synchronous_standby_names/d' "$1/postgresql.auto.conf"; }
+drop_copied_settings() {
+  sed -i '/^primary_conninfo/d; /^primary_slot_name/d; /^synchronous_standby_names/d' "$1/postgresql.auto.conf"
+}
+# Streams from the primary through this member's slot, with the cluster's passwords of now. Slots are the primary's:
+# one a replica kept from when it was a primary would hold its WAL for nobody.
 follow_primary() {
   touch "$1/standby.signal"
   drop_copied_settings "$1"
   echo "primary_conninfo = '$(conninfo)'" >> "$1/postgresql.auto.conf"
+  [ -z "\${REPLICATION_SLOT:-}" ] || echo "primary_slot_name = '$REPLICATION_SLOT'" >> "$1/postgresql.auto.conf"
+  rm -rf "$1/pg_replslot/"*
 }
 # BACKUP_NAME, else the newest; nothing when that is not a completed backup.
 backup_to_restore() {
@@ -81,6 +110,7 @@ restore() {
 }
 clone() {
   echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
+  ensure_slot
   PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$1" \\
     -X stream --checkpoint=fast
   follow_primary "$1"
@@ -151,18 +181,33 @@ elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
     echo "pg_rewind failed: this member's data is replaced by a fresh clone" >&2
     create clone
   fi
+elif [ -f "$PGDATA/standby.signal" ]; then
+  follow_primary "$PGDATA"
 fi
-[ -n "\${ROLE_FILE:-}" ] || exec postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
+if [ -f "$PGDATA/standby.signal" ]; then
+  # While the primary is out of reach the slot is made later, by the loop below, before the replica can stream.
+  ensure_slot 2>/dev/null || echo "could not make replication slot \${REPLICATION_SLOT:-} on $PRIMARY_HOST yet" >&2
+fi
+set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
+[ -z "\${WAL_KEEP_SIZE:-}" ] || set -- "$@" -c wal_keep_size="$WAL_KEEP_SIZE"
+[ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
+[ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
 
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
 # as soon as the agent's word is not "primary", or has not changed for FENCE_AFTER seconds, counted on the boot
 # clock, which nobody sets. So an agent that is dead, hung or cut off fences as surely as one that says so.
-postgres -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN" &
+# A replica that does not stream, nor replay, for RECLONE_AFTER seconds while a primary takes writes (its WAL gone
+# from the primary, its timeline not the primary's) is cloned afresh: what only it had was never acknowledged.
+postgres "$@" &
 pid=$!
 trap 'kill -TERM $pid' TERM
 trap 'kill -INT $pid' INT
 uptime() { cut -d. -f1 /proc/uptime; }
+RECLONE_AFTER=\${RECLONE_AFTER:-30}
 mark=
+stuck=
+replayed=
+next_check=0
 while kill -0 "$pid" 2>/dev/null; do
   now=$(uptime)
   current=$(stat -c '%i %y' "$ROLE_FILE" 2>/dev/null || echo none)
@@ -174,14 +219,36 @@ while kill -0 "$pid" 2>/dev/null; do
     mark=$current
     seen=$((now - age))
   fi
+  word=$(cat "$ROLE_FILE" 2>/dev/null || echo nothing)
   if [ ! -f "$PGDATA/standby.signal" ]; then
-    word=$(cat "$ROLE_FILE" 2>/dev/null || echo nothing)
     if [ "$word" != primary ] || [ $((now - seen)) -ge "$FENCE_AFTER" ]; then
       echo "stopping PostgreSQL: the member agent says $word, unchanged for $((now - seen))s" >&2
       kill -QUIT "$pid"
       wait "$pid"
       exit 3
     fi
+  elif [ "$now" -ge "$next_check" ]; then
+    next_check=$((now + 5))
+    state=$(local_sql "SELECT coalesce((SELECT status FROM pg_stat_wal_receiver), 'none') || ' ' ||
+      pg_last_wal_replay_lsn()" 2>/dev/null || echo down)
+    if [ "\${state%% *}" = streaming ] || [ "$state" = down ] || [ "$state" != "$replayed" ]; then
+      stuck=
+    else
+      stuck=\${stuck:-$now}
+      # After a failover the new primary may not have this member's slot yet: once it has, the next try streams.
+      ensure_slot 2>/dev/null || :
+      if [ $((now - stuck)) -ge "$RECLONE_AFTER" ] && [ "$word" != primary ] &&
+        [ "$(primary_sql "SELECT pg_is_in_recovery()" 2>/dev/null || :)" = f ]; then
+        echo "not streaming for $((now - stuck))s from $PRIMARY_HOST, which takes writes: cloning afresh" >&2
+        kill -INT "$pid"
+        wait "$pid" || :
+        create clone
+        postgres "$@" &
+        pid=$!
+        stuck=
+      fi
+    fi
+    replayed=$state
   fi
   sleep 1 &
   wait $!
@@ -205,6 +272,7 @@ local_sql "SELECT CASE WHEN pg_is_in_recovery()
  * (SYNCHRONOUS_STANDBY_NAMES, empty for none) are set while it is still in recovery, so that no commit it takes is
  * acknowledged by it alone. A promotion that does not end within PROMOTE_TIMEOUT seconds (default 60) is an error. A
  * member promoted already gets the setting all the same, so a promotion cut short is finished by running this again.
+ * The slots of the other members (SLOTS) are made before it takes writes.
  */
 export const promoteScript = `${common}
 if [ -n "\${ROLE_FILE:-}" ]; then
@@ -217,6 +285,8 @@ if [ -n "\${ROLE_FILE:-}" ]; then
   done
 fi
 set_synchronous "\${SYNCHRONOUS_STANDBY_NAMES?names the standbys a commit on the promoted member waits for (empty: none)}"
+# Made while still in recovery, so the WAL the other members have yet to receive outlives the checkpoint below.
+for slot in \${SLOTS:-}; do local_sql "$(slot_sql "$slot")" >/dev/null; done
 if [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; then
   timeout=\${PROMOTE_TIMEOUT:-60}
   promoted=$(local_sql "SELECT pg_promote(wait => true, wait_seconds => $timeout)")
@@ -227,7 +297,8 @@ local_sql "CHECKPOINT" >/dev/null`;
 /**
  * Sets synchronous_standby_names on the primary (SYNCHRONOUS_STANDBY_NAMES, from the operator) and reloads. When the
  * change drops a standby, which may have been the only one to confirm a commit, CATCH_UP lists (as SQL strings) the
- * standbys kept: it returns only once QUORUM of them have flushed everything written before the change.
+ * standbys kept: it returns only once QUORUM of them have flushed everything written before the change. Then it
+ * makes the slots SLOTS names, drops every other physical slot no member streams from, and prints the slots left.
  */
 export const synchronousScript = `${common}
 set_synchronous "$SYNCHRONOUS_STANDBY_NAMES"
@@ -239,7 +310,31 @@ if [ -n "\${CATCH_UP:-}" ]; then
     [ $tries -le 100 ] || { echo "fewer than $QUORUM of $CATCH_UP flushed $written within 20s" >&2; exit 3; }
     sleep 0.2
   done
-fi`;
+fi
+keep=
+for slot in \${SLOTS:-}; do
+  local_sql "$(slot_sql "$slot")" >/dev/null
+  keep="$keep'$slot',"
+done
+local_sql "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+  WHERE slot_type = 'physical' AND NOT active AND slot_name NOT IN (\${keep}'')" >/dev/null
+local_sql "SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY slot_name"`;
+
+/**
+ * The readiness of a member: a primary that answers; a replica only while it streams from the primary and has
+ * replayed to within MAX_LAG_BYTES of what the primary last said it had sent, so that reads through the replicas'
+ * Service are never much staler than the primary.
+ */
+export const readyScript = `${common}
+state=$(local_sql "SELECT CASE WHEN NOT pg_is_in_recovery() THEN 'primary' ELSE coalesce((SELECT status || ' ' ||
+  coalesce(pg_wal_lsn_diff(latest_end_lsn, pg_last_wal_replay_lsn())::bigint, 0) FROM pg_stat_wal_receiver), 'none') END")
+case "$state" in
+  primary) ;;
+  streaming\\ *)
+    lag=\${state#streaming }
+    [ "$lag" -le "\${MAX_LAG_BYTES:-16777216}" ] || { echo "replay is $lag bytes behind what the primary sent" >&2; exit 1; } ;;
+  *) echo "not streaming from the primary (WAL receiver: $state)" >&2; exit 1 ;;
+esac`;
 
 /**
  * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
