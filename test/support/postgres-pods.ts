@@ -1,9 +1,9 @@
 // PostgresCluster members on simulated nodes: volumes for their claims, exec into them served on this machine, and
 // their agents. The member scripts' PostgreSQL behaviour is proven against real servers (member.test.ts) and on the
 // real node; here the operator's orchestration is, so exec runs the operator's real scripts with a psql on PATH that
-// answers as each member would: its role and WAL position from a file the test writes, a promotion recorded in
-// another. Each member's agent is the real one, renewing the Lease while it names the member, its word read by no
-// member script.
+// answers as each member would: its role and WAL position from a file the test writes, a promotion and the
+// replication slots made recorded in others. Each member's agent is the real one, renewing the Lease while it names
+// the member, its word read by no member script.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -17,6 +17,13 @@ import { serveExec } from '../cluster/kwok.ts';
 
 const psql = `#!/bin/sh
 case "$*" in
+  *"pg_create_physical_replication_slot("*)
+    echo "$*" | sed -n "s/.*pg_create_physical_replication_slot('\\([a-z0-9_]*\\)'.*/\\1/p" >> slots ;;
+  *"slot_name NOT IN ("*)
+    keep=$(echo "$*" | sed -n 's/.*NOT IN (\\(.*\\))/\\1/p')
+    for s in $(cat slots 2>/dev/null); do case "$keep" in *"'$s'"*) echo "$s" ;; esac; done > slots.new
+    mv slots.new slots ;;
+  *"SELECT slot_name FROM"*) sort -u slots 2>/dev/null ;;
   *"CASE WHEN pg_is_in_recovery()"*) cat position ;;
   *"SELECT pg_is_in_recovery()"*) if [ -f promoted ]; then echo f; else echo t; fi ;;
   *pg_promote*) echo primary > promoted; echo t ;;

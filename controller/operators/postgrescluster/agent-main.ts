@@ -5,6 +5,7 @@ import { createLogger } from '../../runtime/log.ts';
 import { RestClient } from '../../runtime/rest.ts';
 import { MemberAgent } from './agent.ts';
 import { agentPermissions } from './permissions.ts';
+import { failsafePort } from './plan.ts';
 
 const required = (name: string) => process.env[name] || (() => { throw new Error(`${name} is not set`); })();
 const log = createLogger('info');
@@ -16,5 +17,8 @@ const agent = new MemberAgent({ client, namespace: required('NAMESPACE'), lease:
 const stop = new AbortController();
 // A native sidecar is stopped after the PostgreSQL container has exited, so there is nothing left to fence.
 process.once('SIGTERM', () => stop.abort());
-log.info({ member }, 'member agent started');
+// Other members call in failsafe at the pod's address, which the operator writes into the Lease.
+const server = await agent.serve(failsafePort, '0.0.0.0');
+log.info({ member, failsafePort }, 'member agent started');
 await agent.run(stop.signal);
+server.close();

@@ -7,13 +7,32 @@
 // renewed for fenceAfterMs, the agent withdraws the file at once rather than let it go stale, because by the time
 // the Lease expires the operator may promote another member; a stopped primary starts again only as what the Lease
 // says.
+//
+// Failsafe, as Patroni's: when the apiserver cannot be reached (not when the Lease names another member), the
+// primary asks every other member's agent, at the addresses the operator wrote into the Lease, to vouch for it. Each
+// vouches only for the member it last read in the Lease, and promises not to say "primary" itself for promiseMs;
+// when all of them do, the primary's word is renewed for another fenceAfterMs. One member that does not answer, or
+// that has read since that the Lease names someone else, and the primary stops within fenceAfterMs as before. The
+// primary writes the members it counts on into the Lease with each renewal, and the operator promotes, while the old
+// primary's pod may still run, only one of those: that member's promise outlasts the old primary's word.
+import { existsSync, writeFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { withSignal } from '../../runtime/abort.ts';
 import type { Client } from '../../runtime/client.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import { types } from '../../runtime/resources.ts';
-import { fenceAfterMs, renewIntervalMs } from './plan.ts';
+import { failsafeMembersAnnotation, failsafePeersAnnotation, fenceAfterMs, renewIntervalMs } from './plan.ts';
+
+/**
+ * How long a member that vouched for the primary will not say "primary" itself: past the primary's word, the member
+ * script's one-second look at it, and its shutdown.
+ */
+export const promiseMs = fenceAfterMs + 4_000;
+/** How long the primary waits for each member's answer in a failsafe round. */
+const vouchTimeoutMs = 1_000;
 
 export interface AgentOptions {
   client: Client;
@@ -25,39 +44,59 @@ export interface AgentOptions {
   now?: () => number;
 }
 
+type Role = 'primary' | 'replica';
+
 export class MemberAgent {
   private fenceTimer: NodeJS.Timeout | undefined;
-  /** Until when (on the monotonic clock) the last renewal vouches for this member as the primary. */
+  /** Until when (on the monotonic clock) the last renewal, or failsafe round, vouches for this member as the primary. */
   private confirmedUntil = 0;
+  /** Until when this member said it would not be the primary, having vouched for another. */
+  private promisedUntil = 0;
+  /** Whom the Lease named when this agent last read it. */
+  private holder: string | undefined;
+  /**
+   * The members this one counts on in a failsafe round, and their agents' addresses, as its last renewal wrote; none
+   * known (a Lease the operator wrote no addresses into), no failsafe.
+   */
+  private peers: Record<string, string> | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: AgentOptions) {
     this.now = options.now ?? (() => performance.now());
+    // A restarted agent may have vouched for a primary before: it keeps that promise. A new pod has made none.
+    const started = `${options.roleFile}.agent`;
+    if (existsSync(started)) this.promisedUntil = this.now() + promiseMs;
+    else writeFileSync(started, '');
   }
 
   /** One look at the Lease: renew it if it names this member, and write down the role it gives. */
   async tick(): Promise<void> {
-    const { client, namespace, lease: name, member } = this.options;
     const started = this.now();
     let lease: Lease | undefined;
     try {
-      lease = await withSignal(AbortSignal.timeout(renewIntervalMs), async () => {
-        const current = await client.get<Lease>(types.leases, namespace, name);
-        if (current?.spec?.holderIdentity !== member) return current;
-        return client.update<Lease>(types.leases, { ...current, spec: { ...current.spec, renewTime: microTime() } });
-      });
+      lease = await withSignal(AbortSignal.timeout(renewIntervalMs), () => this.readOrRenew());
     } catch (error) {
       this.options.log.warn({ err: error }, 'could not confirm this member\'s role');
+      if (this.holder === this.options.member && (await this.failsafeRound())) {
+        this.armFence(fenceAfterMs - (this.now() - started));
+        return this.writeRole('primary');
+      }
       return this.withdrawIfUnconfirmed();
     }
     if (!lease) {
-      this.options.log.warn({ lease: name }, 'the cluster\'s Lease does not exist');
+      this.options.log.warn({ lease: this.options.lease }, 'the cluster\'s Lease does not exist');
+      this.holder = undefined;
       return this.withdrawIfUnconfirmed();
     }
-    const role = lease.spec?.holderIdentity === member ? 'primary' : 'replica';
-    if (role === 'primary') this.armFence(fenceAfterMs - (this.now() - started));
-    else this.disarm();
-    await this.writeRole(role);
+    this.holder = lease.spec?.holderIdentity;
+    if (this.holder !== this.options.member) {
+      this.disarm();
+      return this.writeRole('replica');
+    }
+    this.peers = peersOf(lease, this.options.member);
+    this.armFence(fenceAfterMs - (this.now() - started));
+    // Promised to another primary: no word yet, so the member script starts nothing and a promotion waits.
+    if (this.now() >= this.promisedUntil) await this.writeRole('primary');
   }
 
   /** Ticks every renewIntervalMs until `signal` aborts. */
@@ -67,6 +106,63 @@ export class MemberAgent {
       await new Promise((resolve) => setTimeout(resolve, renewIntervalMs));
     }
     this.disarm();
+  }
+
+  /**
+   * Serves other members' failsafe rounds: POST /failsafe with {"primary": name} is answered 200 only for the member
+   * the Lease named when this agent last read it, and never by the member it names itself.
+   */
+  serve(port: number, host: string): Promise<Server> {
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => { body += chunk; });
+      request.on('end', () => {
+        const primary = (() => { try { return (JSON.parse(body) as { primary?: string }).primary; } catch { return undefined; } })();
+        const refusal = request.method !== 'POST' || request.url !== '/failsafe' ? 'not a failsafe call'
+          : primary === undefined || primary !== this.holder ? `the Lease names ${this.holder ?? 'nobody'} as far as ` +
+            `${this.options.member} knows, not ${primary}` : primary === this.options.member ? 'that is this member' : undefined;
+        if (!refusal) this.promisedUntil = Math.max(this.promisedUntil, this.now() + promiseMs);
+        response.writeHead(refusal ? 409 : 200, { 'content-type': 'text/plain' }).end(refusal ?? 'vouched');
+      });
+    });
+    return new Promise((resolve, reject) => server.once('error', reject).listen(port, host, () => resolve(server)));
+  }
+
+  /** Reads the Lease, and renews it (with the members counted on) when it names this member; once more on a conflict. */
+  private async readOrRenew(): Promise<Lease | undefined> {
+    const { client, namespace, lease: name, member } = this.options;
+    for (let attempt = 1; ; attempt++) {
+      const current = await client.get<Lease>(types.leases, namespace, name);
+      if (current?.spec?.holderIdentity !== member) return current;
+      const peers = JSON.stringify(Object.keys(peersOf(current, member) ?? {}).sort());
+      try {
+        return await client.update<Lease>(types.leases, { ...current,
+          metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [failsafePeersAnnotation]: peers } },
+          spec: { ...current.spec, renewTime: microTime() } });
+      } catch (error) {
+        // The operator writes the members' addresses into the Lease: read it again.
+        if (!(error instanceof ApiError && error.conflict) || attempt === 2) throw error;
+      }
+    }
+  }
+
+  /** Whether every member this one counts on vouched for it: none at all, in a cluster of one. */
+  private async failsafeRound(): Promise<boolean> {
+    if (!this.peers) return false;
+    const answers = await Promise.all(Object.entries(this.peers).map(async ([peer, address]) => {
+      try {
+        const response = await fetch(`http://${address}/failsafe`, { method: 'POST', body: JSON.stringify({
+          primary: this.options.member }), signal: AbortSignal.timeout(vouchTimeoutMs) });
+        return response.ok || `${peer}: ${await response.text()}`;
+      } catch (error) {
+        return `${peer}: ${(error as Error).message}`;
+      }
+    }));
+    const refusals = answers.filter((a) => a !== true);
+    if (refusals.length) this.options.log.warn({ refusals }, 'failsafe: not every member vouched for this primary');
+    else this.options.log.warn({ members: Object.keys(this.peers) }, 'failsafe: the apiserver is out of reach, and ' +
+      'every member vouched for this primary');
+    return refusals.length === 0;
   }
 
   private armFence(inMs: number): void {
@@ -92,9 +188,17 @@ export class MemberAgent {
   }
 
   /** Atomically, so the member script never reads half a file. */
-  private async writeRole(role: 'primary' | 'replica'): Promise<void> {
+  private async writeRole(role: Role): Promise<void> {
     const temporary = `${this.options.roleFile}.new`;
     await writeFile(temporary, `${role}\n`);
     await rename(temporary, this.options.roleFile);
   }
+}
+
+/** The other members' agents, by member, from the addresses the operator wrote into the Lease. */
+function peersOf(lease: Lease, member: string): Record<string, string> | undefined {
+  const written = lease.metadata.annotations?.[failsafeMembersAnnotation];
+  if (written === undefined) return undefined;
+  const members = (() => { try { return JSON.parse(written) as Record<string, string>; } catch { return undefined; } })();
+  return members && Object.fromEntries(Object.entries(members).filter(([name]) => name !== member));
 }

@@ -9,7 +9,7 @@ import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
-import { fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
+import { failsafePort, fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
@@ -179,6 +179,7 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
         { name: 'ROLE_FILE', value: roleFile },
         { name: 'NODE_ENV', value: 'production' },
       ],
+      ports: [{ name: 'failsafe', containerPort: failsafePort }],
       volumeMounts: [{ name: 'run', mountPath: '/var/run/postgresql' },
         { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
       securityContext: { ...hardened, readOnlyRootFilesystem: true },

@@ -11,7 +11,7 @@ const member = (index: number, memberPod?: MemberPod): Member =>
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => {
   const o: Observed = { cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false,
     keepVolumeOnScaleDown: true, members, strangers: [], terminating: [], primary: members.length ? 'db-0000' : undefined,
-    backupAvailable: false, bootstrapFromBackup: false, primaryLostForMs: 0, synchronousReplicas: 0,
+    backupAvailable: false, bootstrapFromBackup: false, primaryLostForMs: 0, synchronousReplicas: 0, stuckAfterMs: 300_000,
     synchronous: { primary: 'db-0000', quorum: 0, standbys: [] }, ...extra };
   if (o.synchronous && !o.synchronous.slots) o.synchronous = { ...o.synchronous, slots: wantedSlots(o, o.synchronous.primary) };
   return o;
@@ -145,6 +145,35 @@ describe('the next step of a PostgresCluster', () => {
     assert.equal(nextStep(observed(healthy(), { synchronous: { ...inForce, slots: ['db_0001', 'db_0002', 'db_0003'] } })).kind,
       'set-synchronous');
     assert.deepEqual(nextStep(observed(healthy(), { synchronous: { ...inForce, slots: ['db_0001', 'db_0002'] } })), { kind: 'steady' });
+  });
+
+  it('waits for a busy member only so long: a replica Pending past it is replaced, the rest no longer waited for', () => {
+    const pendingFor = (ms: number) => [member(0, pod('primary')), member(1, pod('replica')),
+      member(2, pod('replica', { phase: 'Pending', ready: false, busyForMs: ms }))];
+    assert.deepEqual(nextStep(observed(pendingFor(299_000))), { kind: 'wait', reason: 'member db-0002 is Pending' });
+    assert.deepEqual(nextStep(observed(pendingFor(301_000))), { kind: 'replace-member', member: 'db-0002',
+      deleteClaim: false, reason: 'Pending for 301s' });
+    // A member that never finishes going away holds nothing up, and is said to be stuck.
+    const going = [member(0, pod('primary')), member(1, pod('replica')),
+      member(2, pod('replica', { deleting: true, busyForMs: 400_000 }))];
+    assert.deepEqual(nextStep(observed(going, { size: 4 })), { kind: 'add-member', member: 'db-0003' });
+    assert.deepEqual(nextStep(observed(going)), { kind: 'wait', reason: 'member db-0002 has been going away for 400s; ' +
+      'nothing waits for it', requeueAfterMs: 30_000 });
+  });
+
+  it('fails over, while the old primary\'s pod is still there, only to a member it counts on in failsafe', () => {
+    const unrenewed = [member(0, pod('primary', { ready: false, deleting: true })), member(1, pod('replica')),
+      member(2, pod('replica'))];
+    const lease = (failsafePeers?: string[]) => ({ holder: 'db-0000', expired: true, ...(failsafePeers ? { failsafePeers } : {}) });
+    const lost = { primaryLostForMs: failoverTimeoutMs };
+    assert.deepEqual(nextStep(observed(unrenewed, { ...lost, lease: lease(['db-0002']) })),
+      { kind: 'failover', from: 'db-0000', candidates: ['db-0002'] });
+    assert.match((nextStep(observed(unrenewed, { ...lost, lease: lease([]) })) as { reason: string }).reason,
+      /may still take writes in failsafe, and none of db-0001, db-0002 is a member it counts on/);
+    // Its pod gone, its agent went with it.
+    assert.deepEqual(nextStep(observed([member(0), ...unrenewed.slice(1)], { ...lost, lease: lease([]) })),
+      { kind: 'failover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    assert.deepEqual(nextStep(observed(unrenewed, { ...lost, lease: lease() })).kind, 'failover');
   });
 
   it('promotes only when enough synchronous standbys answered to hold every acknowledged commit', () => {

@@ -18,6 +18,8 @@ export interface MemberPod {
   /** The PostgreSQL version its image runs. */
   version: string;
   deleting: boolean;
+  /** How long it has been Pending, starting or going away, on this process's monotonic clock; 0 when it is not. */
+  busyForMs?: number;
 }
 
 export interface Member {
@@ -62,11 +64,18 @@ export interface Observed {
   /** How long the primary has been gone, unready or unrenewed, on this process's monotonic clock; 0 while it is up. */
   primaryLostForMs: number;
   /** The cluster's Lease: its holder, and whether it went unrenewed for its whole duration as this process saw it. */
-  lease?: { holder: string; expired: boolean };
+  lease?: {
+    holder: string;
+    expired: boolean;
+    /** The members the holder's agent counts on in failsafe (agent.ts), as its last renewal wrote; unknown if none. */
+    failsafePeers?: string[];
+  };
   /** Replicas that must confirm each commit (spec.synchronousReplicas). */
   synchronousReplicas: number;
   /** The synchronous standbys recorded in status as in force, with the primary they are in force on. */
   synchronous?: Synchronous;
+  /** How long a member may be busy before nothing waits for it, and a Pending replica is replaced. */
+  stuckAfterMs: number;
   /** Whether a backup exists to restore from (the cluster's own, or spec.bootstrap.fromBackup's). */
   backupAvailable: boolean;
   /** The spec asks to create the cluster from a backup. */
@@ -87,11 +96,18 @@ export type Step =
   | { kind: 'set-synchronous'; member: string; synchronous: Synchronous; dropped: string[] }
   | { kind: 'add-member'; member: string }
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
+  | { kind: 'replace-member'; member: string; deleteClaim: boolean; reason: string }
   | { kind: 'upgrade-member'; member: string }
   | { kind: 'switchover'; from: string; candidates: string[] }
   | { kind: 'steady' };
 
 export const failoverTimeoutMs = 30_000;
+/** On the Lease: the members' agents' addresses, written by the operator, which the primary's agent calls in failsafe. */
+export const failsafeMembersAnnotation = 'keelson.dev/failsafe-members';
+/** On the Lease: the members the primary's agent counts on in failsafe, written with each renewal. */
+export const failsafePeersAnnotation = 'keelson.dev/failsafe-peers';
+/** Where each member's agent answers other members' failsafe calls. */
+export const failsafePort = 8008;
 /** How long a Lease renewal holds: the operator waits this long, unrenewed, before another member may take it. */
 export const leaseDurationMs = 15_000;
 /** How often the primary's agent renews, and how long an attempt may take. */
@@ -218,7 +234,15 @@ export function nextStep(o: Observed): Step {
       return { kind: 'wait', reason: `primary ${primary.name} is going away; failing over once its pod is gone or its ` +
         `Lease expires`, requeueAfterMs: 1000 };
     }
-    return { kind: 'failover', from: primary.name, candidates };
+    // With its pod still there, the old primary may be in failsafe: only a member it counts on stops it, by refusing
+    // to vouch for it, and is kept by its own promise from taking writes before it has stopped.
+    const fencing = primary.pod && o.lease?.failsafePeers ? candidates.filter((c) => o.lease!.failsafePeers!.includes(c))
+      : candidates;
+    if (fencing.length === 0) {
+      return { kind: 'wait', reason: `primary ${primary.name} may still take writes in failsafe, and none of ` +
+        `${candidates.join(', ')} is a member it counts on; failing over once its pod is gone`, requeueAfterMs: 5000 };
+    }
+    return { kind: 'failover', from: primary.name, candidates: fencing };
   }
   // The Lease names a member whose promotion did not finish (the operator stopped between the two).
   if (primary && up && primary.pod!.role !== 'primary') return { kind: 'finish-promotion', member: primary.name };
@@ -236,12 +260,12 @@ export function nextStep(o: Observed): Step {
     }
   }
 
-  const busy = members.find((m) => m.pod && (m.pod.deleting || m.pod.phase === 'Pending' ||
+  // A member busy for long (Pending on a node that is gone, never ready, never done going away) is not waited for.
+  const busy = members.filter((m) => m.pod && (m.pod.deleting || m.pod.phase === 'Pending' ||
     (m.pod.phase === 'Running' && !m.pod.ready && m.name !== primaryName)));
-  if (busy) {
-    const state = busy.pod!.deleting ? 'going away' : busy.pod!.phase === 'Pending' ? 'Pending' : 'starting';
-    return { kind: 'wait', reason: `member ${busy.name} is ${state}` };
-  }
+  const stateOf = (m: Member) => m.pod!.deleting ? 'going away' : m.pod!.phase === 'Pending' ? 'Pending' : 'starting';
+  const waited = busy.find((m) => (m.pod!.busyForMs ?? 0) < o.stuckAfterMs);
+  if (waited) return { kind: 'wait', reason: `member ${waited.name} is ${stateOf(waited)}` };
   if (o.strangers.length) return { kind: 'remove-stranger', pod: o.strangers[0]! };
 
   // A volume someone is deleting stays while a pod uses it: its member is moved off it, the primary by a switchover.
@@ -271,6 +295,11 @@ export function nextStep(o: Observed): Step {
     return { kind: 'wait', reason: `the volume of primary ${primaryName} is being deleted; it is switched over once a ` +
       'replica is ready', requeueAfterMs: 5000 };
   }
+  const pending = busy.find((m) => m.name !== primaryName && m.pod!.phase === 'Pending' && !m.pod!.deleting);
+  if (pending) {
+    return { kind: 'replace-member', member: pending.name, deleteClaim: !o.keepVolumeOnScaleDown,
+      reason: `Pending for ${Math.round(pending.pod!.busyForMs! / 1000)}s` };
+  }
 
   const kept = members.filter((m) => !m.claimDeleting);
   if (kept.length < o.size) {
@@ -289,6 +318,11 @@ export function nextStep(o: Observed): Step {
     return ready.length
       ? { kind: 'switchover', from: primaryName, candidates: ready }
       : { kind: 'upgrade-member', member: primaryName };
+  }
+  const stuck = busy[0];
+  if (stuck) {
+    return { kind: 'wait', reason: `member ${stuck.name} has been ${stateOf(stuck)} for ` +
+      `${Math.round(stuck.pod!.busyForMs! / 1000)}s; nothing waits for it`, requeueAfterMs: 30_000 };
   }
   return { kind: 'steady' };
 }

@@ -22,6 +22,8 @@ let exec: MemberExec;
 let shared: MemberExec;
 const cleanups: (() => Promise<void>)[] = [];
 const memberNames = Array.from({ length: 6 }, (_, i) => `db-000${i}`);
+/** How long a member may be busy here before nothing waits for it (300 s by default). */
+const stuckAfterSeconds = 20;
 
 const patch = (spec: object) => kubectl('patch', 'pgc', 'db', '--type=merge', '-p', JSON.stringify({ spec }));
 const status = async () => (await get('pgc', 'db'))?.status;
@@ -56,9 +58,11 @@ before(async () => {
   shared = await serveMemberExec(cluster, namespace, 'shared', ['shared-0000', 'shared-0001', 'shared-0002'],
     join(scratch, 'shared'));
   others.push(shared, await serveMemberExec(cluster, namespace, 'keep', ['keep-0000', 'keep-0001', 'keep-0002', 'keep-0003'],
-    join(scratch, 'keep')), await serveMemberExec(cluster, namespace, 'taken', ['taken-0000', 'taken-0001'], join(scratch, 'taken')));
+    join(scratch, 'keep')), await serveMemberExec(cluster, namespace, 'taken', ['taken-0000', 'taken-0001'], join(scratch, 'taken')),
+    await serveMemberExec(cluster, namespace, 'stuck', ['stuck-0000', 'stuck-0001', 'stuck-0002'], join(scratch, 'stuck')));
   cleanups.push(async () => [exec, ...others].forEach((e) => e.stop()));
-  controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
+  controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch,
+    { extraArgs: [`--postgres-replace-stuck-after=${stuckAfterSeconds}`] });
 });
 after(async () => {
   await controller?.stop();
@@ -366,5 +370,30 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.ok(seen.some((r) => r.startsWith('VolumeRelabelled')));
     assert.ok(seen.some((r) => r.startsWith(`Promoted Promoted ${relabelled} to primary in place of ${old} (switchover`)));
     assert.ok(!seen.some((r) => r.startsWith('StrangerRemoved')), seen.join('\n'));
+  });
+  it('replaces a replica stuck Pending with a new member, keeping its volume', async () => {
+    const stuck = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'stuck', namespace },
+      spec: { size: 2, version: '17.2', storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } };
+    await apply(stuck);
+    const members = (want: string[]) => waitFor(`stuck with members ${want.join(', ')}, all ready`, async () => {
+      const s = (await get('pgc', 'stuck'))?.status;
+      return s?.phase === 'Running' && JSON.stringify(s.members?.filter((m: any) => m.ready).map((m: any) => m.name)) ===
+        JSON.stringify(want) ? s : undefined;
+    }, { timeoutMs: 90_000 });
+    await members(['stuck-0000', 'stuck-0001']);
+    // Its new pod asks for a node nobody has, as one bound to a node that is gone would wait; new pods would not.
+    await apply({ ...stuck, spec: { ...stuck.spec, nodeSelector: { [`keelson.dev/hold-${namespace}`]: 'yes' } } });
+    const old = (await get('pod', 'stuck-0001')).metadata.uid;
+    await kubectl('delete', 'pod', 'stuck-0001', '--wait=false');
+    await waitFor('stuck-0001 Pending again', async () => {
+      const p = await get('pod', 'stuck-0001');
+      return p && p.metadata.uid !== old && p.status?.phase === 'Pending';
+    }, { timeoutMs: 30_000 });
+    const pending = Date.now();
+    await apply(stuck);
+    await members(['stuck-0000', 'stuck-0002']);
+    assert.ok(Date.now() - pending >= stuckAfterSeconds * 1000, 'replaced before it had been Pending for the bound');
+    assert.ok((await reasonsOf('stuck')).some((r: string) => /^StuckMemberReplaced Removed member stuck-0001 \(Pending for \d+s\); its volume is kept/.test(r)));
+    assert.equal((await get('pvc', 'stuck-0001')).metadata.labels['keelson.dev/retired'], 'true');
   });
 });

@@ -19,7 +19,8 @@ import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
   memberLabels, memberPod, names, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
-import { choosePromotion, currentPrimary, leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
+import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
+  leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
   votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
@@ -58,7 +59,7 @@ const ownedView = { labelSelector: clusterLabel };
 const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> | undefined> = {
   'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
   'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
-  'remove-member': 'Scaling', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
+  'remove-member': 'Scaling', 'replace-member': 'Recovering', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
   'finish-promotion': 'FailingOver', 'fence-primary': 'Recovering', 'set-synchronous': undefined,
 };
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
@@ -83,8 +84,11 @@ class PostgresClusterReconciler {
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
   /** Since when each cluster's primary has not been up, on this process's monotonic clock, by cluster uid. */
   private readonly lostSince = new Map<string, number>();
+  /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
+  private readonly busySince = new Map<string, Map<string, number>>();
 
-  constructor(private readonly ctx: OperatorContext, private readonly agentImage: string) {
+  constructor(private readonly ctx: OperatorContext, private readonly agentImage: string,
+    private readonly stuckAfterMs: number) {
     const informer = <T extends KubeObject>(type: typeof types.pods) =>
       ctx.cache.informer<T>(type, ctx.namespace, ctx.client, ownedView);
     this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
@@ -128,6 +132,7 @@ class PostgresClusterReconciler {
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
     const observed = this.observe(cluster, spec, foreignLease ? undefined : leaseObject);
+    if (leaseObject && !foreignLease) await this.publishFailsafeMembers(cluster, leaseObject);
     const promoted = this.promotions.get(cluster.metadata.uid);
     if (promoted && observed.members.find((m) => m.name === promoted)?.pod?.role === 'primary') {
       this.promotions.delete(cluster.metadata.uid);
@@ -325,6 +330,7 @@ class PostgresClusterReconciler {
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
           version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
     });
+    this.timeBusy(cluster.metadata.uid, pods, members);
     const lease = this.leaseState(cluster, leaseObject);
     // Pods of a cluster of the same name deleted before this one was made, which its garbage collection still removes.
     const leftBehind = this.pods.listNamespace(ns).filter((p) => p.metadata.labels?.[clusterLabel] === cluster.metadata.name &&
@@ -349,9 +355,43 @@ class PostgresClusterReconciler {
         .map(([what, o]) => `${what} ${o.metadata.name}`),
       primary: cluster.status?.primary,
       primaryLostForMs: since === undefined ? 0 : performance.now() - since,
+      stuckAfterMs: this.stuckAfterMs,
       backupAvailable: this.backupOf(cluster, spec) !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
     };
+  }
+
+  /** Sets how long each member's pod has been busy, as this process saw it. */
+  private timeBusy(uid: string, pods: Pod[], members: Member[]): void {
+    const previous = this.busySince.get(uid) ?? new Map<string, number>();
+    const now = performance.now();
+    const since = new Map<string, number>();
+    for (const member of members) {
+      const pod = pods.find((p) => p.metadata.name === member.name);
+      if (!pod || !member.pod || (member.pod.ready && !member.pod.deleting && member.pod.phase === 'Running')) continue;
+      const at = previous.get(pod.metadata.uid!) ?? now;
+      since.set(pod.metadata.uid!, at);
+      member.pod.busyForMs = now - at;
+    }
+    this.busySince.set(uid, since);
+  }
+
+  /**
+   * Writes into the Lease where each member's agent answers failsafe calls (the members whose pods run), so the
+   * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal.
+   */
+  private async publishFailsafeMembers(cluster: Cluster, object: Lease): Promise<void> {
+    const addresses = Object.fromEntries(this.memberPods(cluster)
+      .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
+      .map((p) => [p.metadata.name, `${p.status!.podIP}:${failsafePort}`] as const).sort(([a], [b]) => a.localeCompare(b)));
+    const members = JSON.stringify(addresses);
+    if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return;
+    const updated = await this.ctx.client.patch<Lease>(types.leases, object.metadata.namespace, object.metadata.name,
+      { metadata: { annotations: { [failsafeMembersAnnotation]: members } } }, 'merge');
+    const seen = this.leaseSeen.get(cluster.metadata.uid);
+    if (seen && seen.version === object.metadata.resourceVersion) {
+      this.leaseSeen.set(cluster.metadata.uid, { ...seen, version: updated.metadata.resourceVersion! });
+    }
   }
 
   /** The Lease's holder, and whether it went unrenewed for its whole duration since this process saw it change. */
@@ -365,7 +405,9 @@ class PostgresClusterReconciler {
     const seen = this.leaseSeen.get(cluster.metadata.uid);
     const at = seen?.version === version ? seen.at : performance.now();
     this.leaseSeen.set(cluster.metadata.uid, { version, at });
-    return { holder, expired: performance.now() - at >= leaseDurationMs };
+    const peers = object.metadata.annotations?.[failsafePeersAnnotation];
+    const failsafePeers = (() => { try { return peers ? JSON.parse(peers) as string[] : undefined; } catch { return []; } })();
+    return { holder, expired: performance.now() - at >= leaseDurationMs, ...(failsafePeers ? { failsafePeers } : {}) };
   }
 
   /** The cluster whose backups a restore reads: the bootstrap source, else the cluster itself once it has one. */
@@ -423,14 +465,20 @@ class PostgresClusterReconciler {
         await event('Normal', 'MemberAdded', `Added member ${step.member} as a replica`);
         return {};
       case 'remove-member':
+      case 'replace-member': {
         await this.ctx.client.delete(types.pods, ns, step.member);
         if (step.deleteClaim) await this.ctx.client.delete(types.persistentVolumeClaims, ns, step.member);
         else {
           await this.ctx.client.patch(types.persistentVolumeClaims, ns, step.member,
             { metadata: { labels: { [retiredLabel]: 'true' } } }, 'merge');
         }
-        await event('Normal', 'MemberRemoved', `Removed member ${step.member}${step.deleteClaim ? ' and its volume' : '; its volume is kept'}`);
+        const volume = step.deleteClaim ? ' and its volume' : '; its volume is kept';
+        await (step.kind === 'remove-member'
+          ? event('Normal', 'MemberRemoved', `Removed member ${step.member}${volume}`)
+          : event('Warning', 'StuckMemberReplaced', `Removed member ${step.member} (${step.reason})${volume}; a new member ` +
+            'takes its place'));
         return {};
+      }
       case 'upgrade-member':
         await this.ctx.client.delete(types.pods, ns, step.member);
         await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}`);
@@ -661,7 +709,12 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
   name: 'postgrescluster',
   permissions,
   setup(ctx) {
-    const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? defaultAgentImage());
+    const stuckAfterSeconds = Number(ctx.settings.postgresReplaceStuckAfter ?? 300);
+    if (!(stuckAfterSeconds > 0)) {
+      throw new Error(`--postgres-replace-stuck-after takes seconds, not "${ctx.settings.postgresReplaceStuckAfter}"`);
+    }
+    const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? defaultAgentImage(),
+      stuckAfterSeconds * 1000);
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,

@@ -280,7 +280,8 @@ if [ -n "\${ROLE_FILE:-}" ]; then
   tries=0
   until [ "$(cat "$ROLE_FILE" 2>/dev/null)" = primary ]; do
     tries=$((tries + 1))
-    [ $tries -le 50 ] || { echo "the member agent has not confirmed within 10 s that this member holds the Lease" >&2; exit 1; }
+    # Up to the promise a member that vouched for the old primary keeps (agent.ts), and more.
+    [ $tries -le 150 ] || { echo "the member agent has not confirmed within 30 s that this member holds the Lease" >&2; exit 1; }
     sleep 0.2
   done
 fi
