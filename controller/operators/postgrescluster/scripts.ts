@@ -196,8 +196,9 @@ set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
 # as soon as the agent's word is not "primary", or has not changed for FENCE_AFTER seconds, counted on the boot
 # clock, which nobody sets. So an agent that is dead, hung or cut off fences as surely as one that says so.
-# A replica that does not stream, nor replay, for RECLONE_AFTER seconds while a primary takes writes (its WAL gone
-# from the primary, its timeline not the primary's) is cloned afresh: what only it had was never acknowledged.
+# A replica that does not stream, nor replay, for RECLONE_AFTER seconds while another member takes writes as the
+# primary and its agent says the Lease names that one (its WAL gone from the primary, its timeline not the
+# primary's) is cloned afresh: what only it had was never acknowledged.
 postgres "$@" &
 pid=$!
 trap 'kill -TERM $pid' TERM
@@ -231,14 +232,16 @@ while kill -0 "$pid" 2>/dev/null; do
     next_check=$((now + 5))
     state=$(local_sql "SELECT coalesce((SELECT status FROM pg_stat_wal_receiver), 'none') || ' ' ||
       pg_last_wal_replay_lsn()" 2>/dev/null || echo down)
-    if [ "\${state%% *}" = streaming ] || [ "$state" = down ] || [ "$state" != "$replayed" ]; then
+    # Only time while another member takes writes counts: not a failover, in which this member may be the one promoted.
+    if [ "\${state%% *}" = streaming ] || [ "$state" = down ] || [ "$state" != "$replayed" ] || [ "$word" != replica ] ||
+      [ "$(primary_sql "SELECT pg_is_in_recovery()" 2>/dev/null || :)" != f ]; then
       stuck=
     else
       stuck=\${stuck:-$now}
       # After a failover the new primary may not have this member's slot yet: once it has, the next try streams.
       ensure_slot 2>/dev/null || :
-      if [ $((now - stuck)) -ge "$RECLONE_AFTER" ] && [ "$word" != primary ] &&
-        [ "$(primary_sql "SELECT pg_is_in_recovery()" 2>/dev/null || :)" = f ]; then
+      if [ $((now - stuck)) -ge "$RECLONE_AFTER" ] && [ "$(cat "$ROLE_FILE" 2>/dev/null || :)" = replica ] &&
+        [ "$(local_sql "SELECT pg_is_in_recovery()" 2>/dev/null || :)" = t ]; then
         echo "not streaming for $((now - stuck))s from $PRIMARY_HOST, which takes writes: cloning afresh" >&2
         kill -INT "$pid"
         wait "$pid" || :
