@@ -54,8 +54,8 @@ export const keelsonFlags = {
   postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',
     help: 'PostgresCluster: the image of the member agent, the operator\'s own (default keelson/controller:<version>)' },
   postgresReplaceStuckAfter: { flag: 'postgres-replace-stuck-after', env: 'KEELSON_POSTGRES_REPLACE_STUCK_AFTER',
-    help: 'PostgresCluster: seconds a replica may stay Pending before a new member replaces it, and any member ' +
-      'busy before nothing waits for it any more (default 300)' },
+    help: 'PostgresCluster: seconds a member may be Pending, starting or going away before nothing waits for it, ' +
+      'and a replica that cannot be scheduled is replaced by a new member (default 300)' },
 } satisfies Record<string, FlagSpec>;
 
 /** A program's options: the runtime's, and its own flags' values. */

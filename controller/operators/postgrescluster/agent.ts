@@ -24,13 +24,14 @@ import type { Client } from '../../runtime/client.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { types } from '../../runtime/resources.ts';
-import { failsafeMembersAnnotation, failsafePeersAnnotation, fenceAfterMs, renewIntervalMs } from './plan.ts';
+import { failsafeMembersAnnotation, failsafePeersAnnotation, fenceAfterMs, renewIntervalMs, type Role } from './plan.ts';
 
 /**
- * How long a member that vouched for the primary will not say "primary" itself: past the primary's word, the member
- * script's one-second look at it, and its shutdown.
+ * How long a member that vouched for the primary will not say "primary" itself: past the primary's word (written up
+ * to a vouch timeout after the vouch), the member script's whole-second look at it, and its shutdown, with seconds
+ * to spare.
  */
-export const promiseMs = fenceAfterMs + 4_000;
+export const promiseMs = fenceAfterMs + 8_000;
 /** How long the primary waits for each member's answer in a failsafe round. */
 const vouchTimeoutMs = 1_000;
 
@@ -43,8 +44,6 @@ export interface AgentOptions {
   log: Logger;
   now?: () => number;
 }
-
-type Role = 'primary' | 'replica';
 
 export class MemberAgent {
   private fenceTimer: NodeJS.Timeout | undefined;
@@ -77,7 +76,10 @@ export class MemberAgent {
       lease = await withSignal(AbortSignal.timeout(renewIntervalMs), () => this.readOrRenew());
     } catch (error) {
       this.options.log.warn({ err: error }, 'could not confirm this member\'s role');
-      if (this.holder === this.options.member && (await this.failsafeRound())) {
+      // Failsafe is for an apiserver out of reach, not for one that answers with a refusal.
+      const answered = error instanceof ApiError && error.status < 500;
+      if (!answered && this.holder === this.options.member && this.now() >= this.promisedUntil &&
+        (await this.failsafeRound())) {
         this.armFence(fenceAfterMs - (this.now() - started));
         return this.writeRole('primary');
       }
@@ -115,7 +117,10 @@ export class MemberAgent {
   serve(port: number, host: string): Promise<Server> {
     const server = createServer((request, response) => {
       let body = '';
-      request.on('data', (chunk) => { body += chunk; });
+      request.on('data', (chunk) => {
+        body += chunk;
+        if (body.length > 1024) request.destroy();
+      });
       request.on('end', () => {
         const primary = (() => { try { return (JSON.parse(body) as { primary?: string }).primary; } catch { return undefined; } })();
         const refusal = request.method !== 'POST' || request.url !== '/failsafe' ? 'not a failsafe call'
@@ -134,10 +139,12 @@ export class MemberAgent {
     for (let attempt = 1; ; attempt++) {
       const current = await client.get<Lease>(types.leases, namespace, name);
       if (current?.spec?.holderIdentity !== member) return current;
-      const peers = JSON.stringify(Object.keys(peersOf(current, member) ?? {}).sort());
+      // Without addresses to call there is no failsafe, and the Lease says so by naming nobody counted on.
+      const peers = peersOf(current, member);
+      const { [failsafePeersAnnotation]: _, ...annotations } = current.metadata.annotations ?? {};
+      if (peers) annotations[failsafePeersAnnotation] = JSON.stringify(Object.keys(peers).sort());
       try {
-        return await client.update<Lease>(types.leases, { ...current,
-          metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [failsafePeersAnnotation]: peers } },
+        return await client.update<Lease>(types.leases, { ...current, metadata: { ...current.metadata, annotations },
           spec: { ...current.spec, renewTime: microTime() } });
       } catch (error) {
         // The operator writes the members' addresses into the Lease: read it again.

@@ -176,9 +176,12 @@ describe('member scripts against real PostgreSQL', () => {
 
   it('keeps on the primary the slots of the members named, and drops those no member streams from', async () => {
     const configure = (slotNames: string) => runScript(environment, synchronousScript,
-      { PGPORT: String(b.port), SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")', SLOTS: slotNames });
+      { PGPORT: String(b.port), SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")', SLOTS: slotNames, SLOT_PATTERN: '^[a-z]$' });
     assert.equal(await slots(b), 'a:false\nc:true');
-    assert.equal(await configure('c z'), 'c\nz');
+    // A slot that is not the cluster's is never dropped.
+    await sql(environment, b, 'SELECT pg_create_physical_replication_slot(\'users_own\')');
+    assert.equal(await configure('c z'), 'c\nusers_own\nz');
+    await sql(environment, b, 'SELECT pg_drop_replication_slot(\'users_own\')');
     assert.equal(await configure('c'), 'c');
     // c streams through its slot: it stays until c stops.
     assert.equal(await configure(''), 'c');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep, slotName, synchronousStandbyNames,
+import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep, slotName, slotPattern,
+  synchronousStandbyNames,
   votersAfter, wantedSlots, wantedSynchronous, type Member, type MemberPod, type Observed } from './plan.ts';
 
 const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod =>
@@ -135,6 +136,7 @@ describe('the next step of a PostgresCluster', () => {
 
   it('keeps a replication slot for every other member: a new one\'s made, a removed one\'s dropped', () => {
     assert.equal(slotName('orders-0001'), 'orders_0001');
+    assert.equal(slotPattern('orders-eu'), '^orders_eu_[0-9]{4,}$');
     assert.equal(slotName(`${'a'.repeat(63)}-0001`).length, 63);
     const inForce = { primary: 'db-0000', quorum: 0, standbys: [] };
     const grown = [...healthy(), member(3, pod('replica', { phase: 'Pending', ready: false }))];
@@ -149,10 +151,15 @@ describe('the next step of a PostgresCluster', () => {
 
   it('waits for a busy member only so long: a replica Pending past it is replaced, the rest no longer waited for', () => {
     const pendingFor = (ms: number) => [member(0, pod('primary')), member(1, pod('replica')),
-      member(2, pod('replica', { phase: 'Pending', ready: false, busyForMs: ms }))];
+      member(2, pod('replica', { phase: 'Pending', ready: false, busyForMs: ms, unschedulable: true }))];
     assert.deepEqual(nextStep(observed(pendingFor(299_000))), { kind: 'wait', reason: 'member db-0002 is Pending' });
     assert.deepEqual(nextStep(observed(pendingFor(301_000))), { kind: 'replace-member', member: 'db-0002',
       deleteClaim: false, reason: 'Pending for 301s' });
+    // Not twice within twice the bound, and not a pod that was scheduled (waiting for its image, say).
+    assert.equal(nextStep(observed(pendingFor(301_000), { lastReplacedMsAgo: 500_000 })).kind, 'wait');
+    const pulling = pendingFor(301_000);
+    pulling[2]!.pod!.unschedulable = false;
+    assert.equal(nextStep(observed(pulling)).kind, 'wait');
     // A member that never finishes going away holds nothing up, and is said to be stuck.
     const going = [member(0, pod('primary')), member(1, pod('replica')),
       member(2, pod('replica', { deleting: true, busyForMs: 400_000 }))];
@@ -166,13 +173,19 @@ describe('the next step of a PostgresCluster', () => {
       member(2, pod('replica'))];
     const lease = (failsafePeers?: string[]) => ({ holder: 'db-0000', expired: true, ...(failsafePeers ? { failsafePeers } : {}) });
     const lost = { primaryLostForMs: failoverTimeoutMs };
+    // The Lease is taken from it first, so that it stops before anyone is asked how far its WAL goes.
     assert.deepEqual(nextStep(observed(unrenewed, { ...lost, lease: lease(['db-0002']) })),
+      { kind: 'release-lease', from: 'db-0000' });
+    const released = { holder: 'db-0000.released', expired: true, failsafePeers: ['db-0002'] };
+    assert.deepEqual(nextStep(observed(unrenewed, { ...lost, lease: released })),
       { kind: 'failover', from: 'db-0000', candidates: ['db-0002'] });
+    assert.equal(nextStep(observed(unrenewed, { ...lost, lease: { ...released, expired: false } })).kind, 'wait');
     assert.match((nextStep(observed(unrenewed, { ...lost, lease: lease([]) })) as { reason: string }).reason,
       /may still take writes in failsafe, and none of db-0001, db-0002 is a member it counts on/);
     // Its pod gone, its agent went with it.
     assert.deepEqual(nextStep(observed([member(0), ...unrenewed.slice(1)], { ...lost, lease: lease([]) })),
       { kind: 'failover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    // An agent that counts on nobody (no addresses in the Lease) does no failsafe: expired, it stopped.
     assert.deepEqual(nextStep(observed(unrenewed, { ...lost, lease: lease() })).kind, 'failover');
   });
 

@@ -18,8 +18,10 @@ export interface MemberPod {
   /** The PostgreSQL version its image runs. */
   version: string;
   deleting: boolean;
-  /** How long it has been Pending, starting or going away, on this process's monotonic clock; 0 when it is not. */
+  /** How long it has been Pending, starting or going away, on this process's monotonic clock; unset when it is not. */
   busyForMs?: number;
+  /** The scheduler found no node for it (as for a volume bound to a node that is gone), rather than its image. */
+  unschedulable?: boolean;
 }
 
 export interface Member {
@@ -76,6 +78,8 @@ export interface Observed {
   synchronous?: Synchronous;
   /** How long a member may be busy before nothing waits for it, and a Pending replica is replaced. */
   stuckAfterMs: number;
+  /** How long ago this process last replaced a stuck member of the cluster; unset if it never did. */
+  lastReplacedMsAgo?: number;
   /** Whether a backup exists to restore from (the cluster's own, or spec.bootstrap.fromBackup's). */
   backupAvailable: boolean;
   /** The spec asks to create the cluster from a backup. */
@@ -91,6 +95,7 @@ export type Step =
   | { kind: 'delete-pod'; member: string; reason: string }
   | { kind: 'start-member'; member: string; role: Role }
   | { kind: 'failover'; from: string; candidates: string[] }
+  | { kind: 'release-lease'; from: string }
   | { kind: 'finish-promotion'; member: string }
   | { kind: 'fence-primary'; member: string; holder: string }
   | { kind: 'set-synchronous'; member: string; synchronous: Synchronous; dropped: string[] }
@@ -125,6 +130,11 @@ export function memberName(cluster: string, index: number): string {
 /** A member's physical replication slot: its name as PostgreSQL allows slot names (a-z, 0-9, _; 63 at most). */
 export function slotName(member: string): string {
   return member.replace(/[^a-z0-9_]/g, '_').slice(-63);
+}
+
+/** What the slots of a cluster's members look like, as a PostgreSQL regular expression: no other slot is dropped. */
+export function slotPattern(cluster: string): string {
+  return `^${slotName(memberName(cluster, 0)).replace(/0000$/, '')}[0-9]{4,}$`;
 }
 
 export function majorOf(version: string): number {
@@ -242,6 +252,11 @@ export function nextStep(o: Observed): Step {
       return { kind: 'wait', reason: `primary ${primary.name} may still take writes in failsafe, and none of ` +
         `${candidates.join(', ')} is a member it counts on; failing over once its pod is gone`, requeueAfterMs: 5000 };
     }
+    // Before anyone is asked how far its WAL goes, the Lease names the old primary no more: every member then refuses
+    // to vouch for it, and it stops; the Lease, unrenewed for its duration again, says it has.
+    if (primary.pod && o.lease?.failsafePeers && o.lease.holder === primary.name) {
+      return { kind: 'release-lease', from: primary.name };
+    }
     return { kind: 'failover', from: primary.name, candidates: fencing };
   }
   // The Lease names a member whose promotion did not finish (the operator stopped between the two).
@@ -295,8 +310,10 @@ export function nextStep(o: Observed): Step {
     return { kind: 'wait', reason: `the volume of primary ${primaryName} is being deleted; it is switched over once a ` +
       'replica is ready', requeueAfterMs: 5000 };
   }
-  const pending = busy.find((m) => m.name !== primaryName && m.pod!.phase === 'Pending' && !m.pod!.deleting);
-  if (pending) {
+  // One replacement at a time: a new member that cannot be scheduled either waits as long again before the next.
+  const pending = busy.find((m) => m.name !== primaryName && m.pod!.phase === 'Pending' && m.pod!.unschedulable &&
+    !m.pod!.deleting);
+  if (pending && (o.lastReplacedMsAgo ?? Infinity) >= 2 * o.stuckAfterMs) {
     return { kind: 'replace-member', member: pending.name, deleteClaim: !o.keepVolumeOnScaleDown,
       reason: `Pending for ${Math.round(pending.pod!.busyForMs! / 1000)}s` };
   }

@@ -21,7 +21,7 @@ import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, d
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
-  votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
+  slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
@@ -43,6 +43,8 @@ interface Outcome {
   updated?: Cluster;
 }
 
+/** The Lease's holder once taken from a primary that may still run: no member's name. */
+const releasedHolder = (member: string) => `${member}.released`;
 const claimTaken = (member: string) => `PersistentVolumeClaim ${member} exists and belongs to something else: left ` +
   'unchanged; rename or remove it';
 
@@ -60,7 +62,7 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
   'paused': 'Paused', 'wait': undefined, 'create-seed': 'Creating', 'failed': 'Failed', 'remove-stranger': undefined,
   'delete-pod': undefined, 'start-member': undefined, 'failover': 'FailingOver', 'add-member': 'Scaling',
   'remove-member': 'Scaling', 'replace-member': 'Recovering', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
-  'finish-promotion': 'FailingOver', 'fence-primary': 'Recovering', 'set-synchronous': undefined,
+  'finish-promotion': 'FailingOver', 'release-lease': 'FailingOver', 'fence-primary': 'Recovering', 'set-synchronous': undefined,
 };
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
@@ -84,6 +86,8 @@ class PostgresClusterReconciler {
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
   /** Since when each cluster's primary has not been up, on this process's monotonic clock, by cluster uid. */
   private readonly lostSince = new Map<string, number>();
+  /** When this process last replaced a stuck member, by cluster uid. */
+  private readonly replacedAt = new Map<string, number>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
   private readonly busySince = new Map<string, Map<string, number>>();
 
@@ -132,7 +136,8 @@ class PostgresClusterReconciler {
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
     const observed = this.observe(cluster, spec, foreignLease ? undefined : leaseObject);
-    if (leaseObject && !foreignLease) await this.publishFailsafeMembers(cluster, leaseObject);
+    // What take() writes over: the Lease as the operator's own annotation left it.
+    const currentLease = leaseObject && !foreignLease ? await this.publishFailsafeMembers(cluster, leaseObject) : leaseObject;
     const promoted = this.promotions.get(cluster.metadata.uid);
     if (promoted && observed.members.find((m) => m.name === promoted)?.pod?.role === 'primary') {
       this.promotions.delete(cluster.metadata.uid);
@@ -145,7 +150,7 @@ class PostgresClusterReconciler {
         ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
         : nextStep(observed);
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
-    const outcome = await this.take(cluster, spec, observed, step, leaseObject);
+    const outcome = await this.take(cluster, spec, observed, step, currentLease);
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
     const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
@@ -328,7 +333,9 @@ class PostgresClusterReconciler {
         ...(pod ? { pod: {
           phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
-          version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp) } } : {}) };
+          version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
+          unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
+            c.reason === 'Unschedulable') ?? false } } : {}) };
     });
     this.timeBusy(cluster.metadata.uid, pods, members);
     const lease = this.leaseState(cluster, leaseObject);
@@ -356,6 +363,7 @@ class PostgresClusterReconciler {
       primary: cluster.status?.primary,
       primaryLostForMs: since === undefined ? 0 : performance.now() - since,
       stuckAfterMs: this.stuckAfterMs,
+      ...(this.replacedAt.has(uid) ? { lastReplacedMsAgo: performance.now() - this.replacedAt.get(uid)! } : {}),
       backupAvailable: this.backupOf(cluster, spec) !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
     };
@@ -380,18 +388,19 @@ class PostgresClusterReconciler {
    * Writes into the Lease where each member's agent answers failsafe calls (the members whose pods run), so the
    * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal.
    */
-  private async publishFailsafeMembers(cluster: Cluster, object: Lease): Promise<void> {
+  private async publishFailsafeMembers(cluster: Cluster, object: Lease): Promise<Lease> {
     const addresses = Object.fromEntries(this.memberPods(cluster)
       .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
       .map((p) => [p.metadata.name, `${p.status!.podIP}:${failsafePort}`] as const).sort(([a], [b]) => a.localeCompare(b)));
     const members = JSON.stringify(addresses);
-    if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return;
+    if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return object;
     const updated = await this.ctx.client.patch<Lease>(types.leases, object.metadata.namespace, object.metadata.name,
       { metadata: { annotations: { [failsafeMembersAnnotation]: members } } }, 'merge');
     const seen = this.leaseSeen.get(cluster.metadata.uid);
     if (seen && seen.version === object.metadata.resourceVersion) {
       this.leaseSeen.set(cluster.metadata.uid, { ...seen, version: updated.metadata.resourceVersion! });
     }
+    return updated;
   }
 
   /** The Lease's holder, and whether it went unrenewed for its whole duration since this process saw it change. */
@@ -473,6 +482,7 @@ class PostgresClusterReconciler {
             { metadata: { labels: { [retiredLabel]: 'true' } } }, 'merge');
         }
         const volume = step.deleteClaim ? ' and its volume' : '; its volume is kept';
+        if (step.kind === 'replace-member') this.replacedAt.set(cluster.metadata.uid, performance.now());
         await (step.kind === 'remove-member'
           ? event('Normal', 'MemberRemoved', `Removed member ${step.member}${volume}`)
           : event('Warning', 'StuckMemberReplaced', `Removed member ${step.member} (${step.reason})${volume}; a new member ` +
@@ -494,6 +504,12 @@ class PostgresClusterReconciler {
         await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names; ${commitsWait(synchronous)}`);
         return { primary: step.member, synchronous, updated };
       }
+      case 'release-lease':
+        await this.takeLease(cluster, spec, leaseObject, releasedHolder(step.from));
+        await event('Warning', 'LeaseReleased', `The Lease no longer names ${step.from}, whose pod may still run: no ` +
+          `member vouches for it any more, and one is promoted once the Lease has gone unrenewed for ` +
+          `${leaseDurationMs / 1000}s again`);
+        return {};
       case 'fence-primary':
         await this.ctx.client.delete(types.pods, ns, step.member);
         await event('Warning', 'MultiplePrimaries', `Pod ${step.member} is labelled primary, but the Lease names ` +
@@ -581,7 +597,8 @@ class PostgresClusterReconciler {
     const catchUp = dropped.length && synchronous.quorum
       ? `CATCH_UP="${synchronous.standbys.map((s) => `'${s}'`).join(',')}"\nQUORUM=${synchronous.quorum}\n` : '';
     const output = await this.run(cluster.metadata.namespace!, step.member, `SYNCHRONOUS_STANDBY_NAMES=` +
-      `'${synchronousStandbyNames(synchronous)}'\nSLOTS='${wantedSlotNames.join(' ')}'\n${catchUp}${synchronousScript}`);
+      `'${synchronousStandbyNames(synchronous)}'\nSLOTS='${wantedSlotNames.join(' ')}'\n` +
+      `SLOT_PATTERN='${slotPattern(cluster.metadata.name)}'\n${catchUp}${synchronousScript}`);
     const slots = output.split('\n').filter(Boolean);
     if (changed) {
       await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ` +
@@ -609,7 +626,10 @@ class PostgresClusterReconciler {
     }
     if (current.spec?.holderIdentity === holder) return;
     const now = microTime();
-    await this.ctx.client.update<Lease>(types.leases, { ...current, spec: { ...current.spec, holderIdentity: holder,
+    // The members the old holder counted on are not the new one's: its agent writes its own with its first renewal.
+    const { [failsafePeersAnnotation]: _, ...annotations } = current.metadata.annotations ?? {};
+    await this.ctx.client.update<Lease>(types.leases, { ...current, metadata: { ...current.metadata, annotations },
+      spec: { ...current.spec, holderIdentity: holder,
       acquireTime: now, renewTime: now, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 } });
   }
 

@@ -20,10 +20,12 @@
 //   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
 //                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
 //   REPLICATION_SLOT          the member's physical replication slot on the primary, which keeps the WAL it has not
-//                             received; SLOTS, the slots a primary keeps (one per other member, space-separated)
+//                             received; SLOTS, the slots a primary keeps (one per other member, space-separated),
+//                             and SLOT_PATTERN, what the cluster's slots look like (others are left alone)
 //   WAL_KEEP_SIZE, MAX_SLOT_WAL_KEEP_SIZE  how much WAL a primary keeps regardless of slots, and for a slot at most
 //   RECLONE_AFTER             seconds a replica may go without streaming from a primary that takes writes before it
-//                             is cloned afresh (default 30); MAX_LAG_BYTES, how far a ready replica's replay may
+//                             is cloned afresh (default 90: past wal_sender_timeout, which frees a slot a gone
+//                             connection held); MAX_LAG_BYTES, how far a ready replica's replay may
 //                             trail what its primary sent it (default 16 MiB)
 
 const common = `set -eu
@@ -111,8 +113,9 @@ restore() {
 clone() {
   echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
   ensure_slot
+  # Through the member's own slot, made above: no temporary one, and the WAL it needs kept from the start.
   PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$1" \\
-    -X stream --checkpoint=fast
+    -X stream --checkpoint=fast \${REPLICATION_SLOT:+-S "$REPLICATION_SLOT"}
   follow_primary "$1"
 }
 initialise() {
@@ -127,7 +130,6 @@ max_wal_senders = 16
 max_replication_slots = 16
 hot_standby = on
 wal_log_hints = on
-wal_keep_size = '256MB'
 EOF
   cat >> "$1/pg_hba.conf" <<EOF
 host replication replicator all scram-sha-256
@@ -147,7 +149,8 @@ create() {
 }
 
 FENCE_AFTER=\${FENCE_AFTER:-8}
-role_age() { echo $(($(date +%s) - $(stat -c %Y "$ROLE_FILE"))); }
+# The seconds since the agent last wrote its word; a word withdrawn meanwhile is as old as can be.
+role_age() { echo $(($(date +%s) - $(stat -c %Y "$ROLE_FILE" 2>/dev/null || echo 0))); }
 if [ -n "\${ROLE_FILE:-}" ]; then
   waited=0
   until [ -f "$ROLE_FILE" ] && [ "$(role_age)" -lt "$FENCE_AFTER" ]; do
@@ -204,7 +207,7 @@ pid=$!
 trap 'kill -TERM $pid' TERM
 trap 'kill -INT $pid' INT
 uptime() { cut -d. -f1 /proc/uptime; }
-RECLONE_AFTER=\${RECLONE_AFTER:-30}
+RECLONE_AFTER=\${RECLONE_AFTER:-90}
 mark=
 stuck=
 replayed=
@@ -302,7 +305,8 @@ local_sql "CHECKPOINT" >/dev/null`;
  * Sets synchronous_standby_names on the primary (SYNCHRONOUS_STANDBY_NAMES, from the operator) and reloads. When the
  * change drops a standby, which may have been the only one to confirm a commit, CATCH_UP lists (as SQL strings) the
  * standbys kept: it returns only once QUORUM of them have flushed everything written before the change. Then it
- * makes the slots SLOTS names, drops every other physical slot no member streams from, and prints the slots left.
+ * makes the slots SLOTS names, drops every other slot of the cluster's (SLOT_PATTERN, a regular expression) that no
+ * member streams from, and prints the slots left.
  */
 export const synchronousScript = `${common}
 set_synchronous "$SYNCHRONOUS_STANDBY_NAMES"
@@ -321,8 +325,9 @@ for slot in \${SLOTS:-}; do
   keep="$keep'$slot',"
 done
 local_sql "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-  WHERE slot_type = 'physical' AND NOT active AND slot_name NOT IN (\${keep}'')" >/dev/null
-local_sql "SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY slot_name"`;
+  WHERE slot_type = 'physical' AND NOT active AND NOT temporary AND slot_name ~ '\${SLOT_PATTERN:-^$}'
+    AND slot_name NOT IN (\${keep}'')" >/dev/null
+local_sql "SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' AND NOT temporary ORDER BY slot_name"`;
 
 /**
  * The readiness of a member: a primary that answers; a replica only while it streams from the primary and has
@@ -331,11 +336,13 @@ local_sql "SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physica
  */
 export const readyScript = `${common}
 state=$(local_sql "SELECT CASE WHEN NOT pg_is_in_recovery() THEN 'primary' ELSE coalesce((SELECT status || ' ' ||
-  coalesce(pg_wal_lsn_diff(latest_end_lsn, pg_last_wal_replay_lsn())::bigint, 0) FROM pg_stat_wal_receiver), 'none') END")
+  coalesce(pg_wal_lsn_diff(latest_end_lsn, pg_last_wal_replay_lsn())::bigint, -1) FROM pg_stat_wal_receiver), 'none') END")
 case "$state" in
   primary) ;;
   streaming\\ *)
     lag=\${state#streaming }
+    # -1: nothing heard from the primary yet, so how far behind is not known.
+    [ "$lag" -ge 0 ] || { echo "streaming, but nothing heard from the primary yet" >&2; exit 1; }
     [ "$lag" -le "\${MAX_LAG_BYTES:-16777216}" ] || { echo "replay is $lag bytes behind what the primary sent" >&2; exit 1; } ;;
   *) echo "not streaming from the primary (WAL receiver: $state)" >&2; exit 1 ;;
 esac`;
