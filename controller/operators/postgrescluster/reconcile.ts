@@ -84,8 +84,11 @@ class PostgresClusterReconciler {
   private readonly promotions = new Map<string, string>();
   /** Each cluster's Lease as last seen changed, and when, on this process's monotonic clock. */
   private readonly leaseSeen = new Map<string, { version: string; at: number }>();
-  /** Since when each cluster's primary has not been up, on this process's monotonic clock, by cluster uid. */
-  private readonly lostSince = new Map<string, number>();
+  /**
+   * Since when each cluster's primary has not been up, on this process's monotonic clock, by cluster uid: counted
+   * afresh for a member just promoted, which needs a readiness probe or two before it is seen up.
+   */
+  private readonly lostSince = new Map<string, { primary: string | undefined; at: number }>();
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
@@ -343,9 +346,10 @@ class PostgresClusterReconciler {
     const leftBehind = this.pods.listNamespace(ns).filter((p) => p.metadata.labels?.[clusterLabel] === cluster.metadata.name &&
       !isControlledBy(p, cluster) && p.metadata.labels?.[memberLabel] !== undefined);
     const uid = cluster.metadata.uid;
+    const primary = currentPrimary({ members, primary: cluster.status?.primary, lease });
     if (primaryUp({ members, primary: cluster.status?.primary, lease })) this.lostSince.delete(uid);
-    else if (!this.lostSince.has(uid)) this.lostSince.set(uid, performance.now());
-    const since = this.lostSince.get(uid);
+    else if (this.lostSince.get(uid)?.primary !== primary) this.lostSince.set(uid, { primary, at: performance.now() });
+    const since = this.lostSince.get(uid)?.at;
     const recorded = cluster.status?.synchronous;
     return {
       lease,
