@@ -1,13 +1,14 @@
 // The level-triggered loop's one decision, from what is observed now, as in the etcd operator: fix exactly one thing,
 // in this order: a second primary, a lost primary (failover after a timeout), the synchronous standbys and
-// replication slots; then, while
-// any member is Pending or going away, wait; then pods that are not members, a member whose volume is being
-// deleted, a dead member, the size (one member per step), the minor version (replicas, then a switchover, then the
-// old primary). Nothing here deletes data: volumes go only by scaling down, and only when the spec says so.
+// replication slots; then, while any member is Pending or going away (for a bounded time), wait; then pods that are
+// not members, a member whose volume is being deleted, a dead member, a replica stuck Pending, the size (one member
+// per step), the minor version (replicas, then a switchover, then the old primary). Nothing here deletes data:
+// volumes go only by scaling down or replacing a stuck member, and only when the spec says so.
 //
 // Who the primary is, is what the cluster's Lease says, as in Patroni's leader key: the primary's member agent
 // renews it and stops PostgreSQL when it cannot (agent.ts), so a Lease left unrenewed for its whole duration means
-// the old primary takes no more writes, and only then may another member take the Lease and be promoted.
+// the old primary takes no more writes (in failsafe, once the Lease was taken from it), and only then may another
+// member take the Lease and be promoted.
 
 export type Role = 'primary' | 'replica';
 

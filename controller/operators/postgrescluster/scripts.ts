@@ -235,9 +235,11 @@ while kill -0 "$pid" 2>/dev/null; do
     next_check=$((now + 5))
     state=$(local_sql "SELECT coalesce((SELECT status FROM pg_stat_wal_receiver), 'none') || ' ' ||
       pg_last_wal_replay_lsn()" 2>/dev/null || echo down)
-    # Only time while another member takes writes counts: not a failover, in which this member may be the one promoted.
+    # Only time while another member takes writes counts: not a failover, in which this member may be the one promoted,
+    # nor while a connection of this member's that is gone still holds its slot there (until wal_sender_timeout).
     if [ "\${state%% *}" = streaming ] || [ "$state" = down ] || [ "$state" != "$replayed" ] || [ "$word" != replica ] ||
-      [ "$(primary_sql "SELECT pg_is_in_recovery()" 2>/dev/null || :)" != f ]; then
+      [ "$(primary_sql "SELECT pg_is_in_recovery() OR EXISTS (SELECT FROM pg_replication_slots
+        WHERE slot_name = '\${REPLICATION_SLOT:-}' AND active)" 2>/dev/null || :)" != f ]; then
       stuck=
     else
       stuck=\${stuck:-$now}
