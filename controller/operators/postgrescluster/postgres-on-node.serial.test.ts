@@ -20,7 +20,7 @@ import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
 import { postgresBin } from '../../../test/support/postgres.ts';
 import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../test/support/wait.ts';
-import { failoverTimeoutMs, fenceAfterMs, synchronousStandbyNames } from './plan.ts';
+import { failoverTimeoutMs, fenceAfterMs, slotName, synchronousStandbyNames } from './plan.ts';
 import { realNodeName } from '../../../test/cluster/node/node.ts';
 
 const run = promisify(execFile);
@@ -85,6 +85,36 @@ async function agentPid(member: string): Promise<number> {
 
 const inPodNetwork = (pid: number, ...args: string[]) => run('nsenter', ['-t', String(pid), '-n', 'ip', ...args]);
 
+/** Runs `script` as root in a pod of its own with `claim` mounted at /v; its output. */
+async function inVolume(claim: string, script: string): Promise<string> {
+  const name = `shell-${claim}`;
+  await apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never',
+    terminationGracePeriodSeconds: 1, securityContext: { runAsUser: 0 }, containers: [{ name: 'shell', image,
+      imagePullPolicy: 'Never', command: ['sh', '-c', script], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
+    volumes: [{ name: 'v', persistentVolumeClaim: { claimName: claim } }] } });
+  const phase = await waitFor(`${name} done`, async () => {
+    const p = (await get('pod', name))?.status?.phase;
+    return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+  }, { timeoutMs: 60_000 });
+  const output = (await kubectl('logs', name)).stdout;
+  await kubectl('delete', 'pod', name, '--wait=true');
+  assert.equal(phase, 'Succeeded', output);
+  return output;
+}
+
+/** Pods made from now on need a node label nobody has, so they stay Pending as on a node that is gone; and back. */
+function holdNewPods(): { hold: () => Promise<unknown>; release: () => Promise<unknown> } {
+  const label = `keelson.dev/hold-${namespace}`;
+  cleanups.push(() => cluster.kubectl(['label', 'node', realNodeName, `${label}-`]));
+  return {
+    hold: () => kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [label]: 'yes' } } })),
+    release: async () => {
+      await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
+      await cluster.kubectl(['label', 'node', realNodeName, `${label}=yes`, '--overwrite']);
+    },
+  };
+}
+
 describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) }, () => {
   before(async () => {
     const ns = await freshNamespace(cluster, 'pgc-real', { pods: 'real' });
@@ -143,11 +173,8 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await client('orders', 'CREATE TABLE twice (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'twice');
     await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
-    // Pods made from now on need a node label nobody has: they stay Pending, as on a node that is gone.
-    const hold = `keelson.dev/hold-${namespace}`;
-    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [hold]: 'yes' } } }));
-    const release = () => cluster.kubectl(['label', 'node', realNodeName, `${hold}=yes`, '--overwrite']);
-    cleanups.push(() => cluster.kubectl(['label', 'node', realNodeName, `${hold}-`]));
+    const { hold, release } = holdNewPods();
+    await hold();
     const primaries: string[] = [(await status()).primary];
     const promotedAfter = async (gone: string) => {
       const s = await waitFor(`a primary in place of ${gone}`, async () => {
@@ -180,9 +207,45 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     assert.deepEqual(await lost('twice', report.acknowledged), []);
     figures.push(`two failovers with members unschedulable: ${report.acknowledged.length} acknowledged, none lost; ` +
       `writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
-    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
     await converged((await status()).members.map((m: any) => m.name), 'twice');
   });
+
+  it('clones afresh a replica whose WAL the primary no longer keeps: not Ready meanwhile, it rejoins with every row',
+    async () => {
+      const { primary, members } = await running(3);
+      const replica: string = members.map((m: any) => m.name).find((m: string) => m !== primary);
+      const { hold, release } = holdNewPods();
+      await hold();
+      const old = (await get('pod', replica)).metadata.uid;
+      await kubectl('delete', 'pod', replica, '--wait=false');
+      await waitFor(`${replica} back, Pending`, async () => {
+        const p = await get('pod', replica);
+        return p && p.metadata.uid !== old && p.status?.phase === 'Pending';
+      }, { timeoutMs: 60_000 });
+      // Meanwhile the primary writes past what one slot may keep (a quarter of the 256Mi volume) and checkpoints.
+      await client('orders', 'CREATE TABLE away (id int)');
+      for (let i = 0; i < 10; i++) {
+        await client('orders', `INSERT INTO away VALUES (${i})`);
+        await local(primary, 'SELECT pg_switch_wal()');
+        await local(primary, 'CHECKPOINT');
+      }
+      assert.equal(await local(primary, `SELECT wal_status FROM pg_replication_slots WHERE slot_name = '${slotName(replica)}'`),
+        'lost');
+      await release();
+      // Until its PID 1 has cloned it afresh, it runs but is never Ready: it cannot stream.
+      let readyBefore = false;
+      await waitFor(`${replica} cloned afresh`, async () => {
+        const pod = await get('pod', replica);
+        const log = (await kubectl('logs', replica, '-c', 'postgres').catch(() => ({ stdout: '' }))).stdout;
+        if (/cloning afresh/.test(log)) return true;
+        readyBefore ||= isReady(pod);
+        return false;
+      }, { timeoutMs: 240_000, intervalMs: 1000 });
+      assert.equal(readyBefore, false, `${replica} was Ready while it could not stream`);
+      const s = await running(3);
+      assert.equal(s.primary, primary);
+      assert.equal(await converged(s.members.map((m: any) => m.name), 'away'), '10:45');
+    });
 
   it('repairs a deleted member Role and credentials Secret while its primary keeps running, and replicas still join',
     async () => {
@@ -228,6 +291,32 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     const report = await writer.stop();
     assert.deepEqual(await lost('held', report.acknowledged), []);
     await running(3);
+  });
+
+  it('keeps a primary whose claim lost its labels, and moves it off its deleted claim by one switchover', async () => {
+    const { primary } = await running(3);
+    const uid = (await get('pod', primary)).metadata.uid;
+    await kubectl('label', 'pvc', primary, 'keelson.dev/member-', 'keelson.dev/postgrescluster-');
+    await waitFor(`${primary}'s claim labelled again`, async () =>
+      (await get('pvc', primary)).metadata.labels?.['keelson.dev/member'] === primary, { timeoutMs: 30_000 });
+    assert.equal((await get('pod', primary)).metadata.uid, uid, 'the primary was deleted as a stranger');
+
+    await client('orders', 'CREATE TABLE moved (id int PRIMARY KEY, at timestamptz DEFAULT now())');
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'moved');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    const deleted = Date.now();
+    await kubectl('delete', 'pvc', primary, '--wait=false');
+    const after = await running(3, 'orders', (st) => !st.members.some((m: any) => m.name === primary));
+    const since = Date.now();
+    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(since) >= 10, { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('moved', report.acknowledged), []);
+    const happened = (await events('orders')).filter((e) => Date.parse(e.eventTime) >= deleted - 1000);
+    assert.deepEqual(happened.filter((e) => e.reason === 'Promoted').map((e) => /Promoted (\S+)/.exec(e.note)?.[1]),
+      [after.primary], 'one switchover');
+    assert.equal(happened.filter((e) => e.reason === 'StrangerRemoved').length, 0);
+    assert.ok((await events('orders')).some((e) => e.reason === 'VolumeRelabelled'));
+    figures.push(`primary's claim deleted: one switchover, writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s`);
   });
 
   it('stops a primary cut off from the network before promoting another; it rejoins as a replica', async () => {
@@ -321,12 +410,23 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     figures.push(`minor roll: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
   });
 
-  it('restores a scheduled backup into a new cluster with every row', async () => {
+  it('restores the newest completed backup into a new cluster with every row; retain: 1 keeps one, and nothing else ' +
+    'in the volume counts', async () => {
     const rows = await client('orders', 'SELECT count(*) FROM acks');
-    const since = new Date().toISOString();
-    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: { schedule: '* * * * *' } } }));
-    await waitFor('a backup taken after the rows were written', async () => (await status())?.lastBackup?.time > since,
-      { timeoutMs: 180_000, intervalMs: 2000 });
+    const backupAfter = async (since: string) => waitFor(`a backup taken after ${since}`, async () => {
+      const last = (await status())?.lastBackup;
+      return last?.time > since ? last.time : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 2000 });
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: { schedule: '* * * * *',
+      retain: 1 } } }));
+    const first = await backupAfter(new Date().toISOString());
+    // What an ext4 volume starts with (root's), and a directory named like a newer backup that never completed.
+    await inVolume('orders-backups', 'mkdir -m 700 /v/lost+found && mkdir /v/29991231T235959Z && ' +
+      'touch /v/29991231T235959Z/base.tar.gz && chown -R 999:999 /v/29991231T235959Z');
+    await backupAfter(first);
+    const listed = (await inVolume('orders-backups', 'ls -1 /v')).trim().split('\n');
+    assert.equal(listed.filter((n) => /^\d{8}T\d{6}Z(_\d+)?$/.test(n) && n !== '29991231T235959Z').length, 1, listed.join(' '));
+    assert.ok(listed.includes('lost+found') && listed.includes('29991231T235959Z'), listed.join(' '));
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'restored', namespace }, spec: { size: 1, version: '15.20', image,
         storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } } } });
@@ -379,6 +479,35 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       assert.equal((await running(3)).primary, primary);
       figures.push(`apiserver stopped for 30 s: ${primary} stayed the only primary, ${acknowledged} writes acknowledged ` +
         `meanwhile, the longest gap ${(report.longestGapMs / 1000).toFixed(1)} s`);
+    });
+
+  it('changes no Service or claim of its names that is another\'s: reported, untouched, and left when it is deleted',
+    async () => {
+      await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken' }, spec: { selector: { app: 'elsewhere' },
+        ports: [{ port: 5432 }] } });
+      await apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'taken-0000' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } });
+      const version = async () => [(await get('service', 'taken')).metadata.resourceVersion,
+        (await get('pvc', 'taken-0000')).metadata.resourceVersion];
+      const before = await version();
+      await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'taken', namespace },
+        spec: { size: 1, version: '15', image, storage: { size: '256Mi' } } });
+      const condition = (st: any, type: string) => st?.conditions?.find((c: any) => c.type === type);
+      const reported = await waitFor('both reported', async () => {
+        const st = await status('taken');
+        return condition(st, 'SharedObjectsReady')?.reason === 'NotOwned' && condition(st, 'Ready')?.reason === 'NotOwned'
+          ? st : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.match(condition(reported, 'SharedObjectsReady').message, /Service taken /);
+      assert.match(condition(reported, 'Ready').message, /PersistentVolumeClaim taken-0000 exists and belongs to something else/);
+      assert.ok((await events('taken')).some((e) => e.reason === 'NotOwned' && e.type === 'Warning'));
+      assert.deepEqual(await version(), before);
+      assert.deepEqual((await get('service', 'taken')).spec.selector, { app: 'elsewhere' });
+      await kubectl('delete', 'pgc', 'taken', '--wait=true');
+      await waitFor('the cluster\'s own objects gone', async () => !(await get('service', 'taken-ro')), { timeoutMs: 60_000 });
+      assert.deepEqual(await version(), before);
+      await kubectl('delete', 'service', 'taken');
+      await kubectl('delete', 'pvc', 'taken-0000');
     });
 
   it('comes back with every row when deleted and made again with the same name', async () => {
