@@ -53,6 +53,12 @@ describe('the next step of a PostgresCluster', () => {
       { primaryLostForMs: 1000 })), { kind: 'start-member', member: 'db-0000', role: 'primary' });
   });
 
+  it('starts the primary first when no member has a pod, as a cluster made again over its kept volumes', () => {
+    const kept = [member(0), member(1), member(2)];
+    const lease = { holder: 'db-0002', expired: false };
+    assert.deepEqual(nextStep(observed(kept, { lease })), { kind: 'start-member', member: 'db-0002', role: 'primary' });
+  });
+
   it('fails over to a ready replica only after the timeout, fencing the old primary first', () => {
     const unready = [member(0, pod('primary', { ready: false })), member(1, pod('replica')), member(2, pod('replica'))];
     const early = nextStep(observed(unready, { primaryLostForMs: 10_000 }));

@@ -295,7 +295,9 @@ export function nextStep(o: Observed): Step {
 
   const broken = members.find((m) => dead(m));
   if (broken) return { kind: 'delete-pod', member: broken.name, reason: `its pod is ${broken.pod!.phase}` };
-  const missing = members.find((m) => !m.pod && !m.claimDeleting);
+  // The primary first: replicas clone from it (a cluster made again over its kept volumes has no pod at all).
+  const missing = [...members].sort((a, b) => Number(b.name === primaryName) - Number(a.name === primaryName))
+    .find((m) => !m.pod && !m.claimDeleting);
   if (missing) {
     // The primary comes back on its own volume.
     const role: Role = missing.name === primaryName ? 'primary' : 'replica';
