@@ -41,11 +41,18 @@ const client = async (host: string, query: string) =>
 const local = async (member: string, query: string) => (await kubectl('exec', member, '-c', 'postgres', '--', 'psql', '-X',
   '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
 
-function running(size: number, name = 'orders', extra: (s: any) => boolean = () => true): Promise<any> {
+async function running(size: number, name = 'orders', extra: (s: any) => boolean = () => true): Promise<any> {
+  let last: any;
   return waitFor(`${name} Running with ${size} ready members`, async () => {
-    const s = await status(name);
+    const s = last = await status(name);
     return s?.phase === 'Running' && s.readyMembers === size && s.members?.length === size && extra(s) ? s : undefined;
-  }, { timeoutMs: 180_000, intervalMs: 1000 });
+  }, { timeoutMs: 180_000, intervalMs: 1000 }).catch(async (error: Error) => {
+    const pods = (await get('pods', '-l', `keelson.dev/postgrescluster=${name}`))?.items.map((p: any) =>
+      `${p.metadata.name} ${p.status?.phase} ready=${isReady(p)}${p.metadata.deletionTimestamp ? ' deleting' : ''}`);
+    throw new Error(`${error.message}; last status: ${JSON.stringify({ phase: last?.phase, primary: last?.primary,
+      members: last?.members, conditions: last?.conditions?.map((c: any) => `${c.type}=${c.status} ${c.reason}: ${c.message}`) })}; ` +
+      `pods: ${pods?.join(', ')}`);
+  });
 }
 
 /** Every member holds the same rows as the primary. */
@@ -61,16 +68,20 @@ async function lost(table: string, acknowledged: number[]): Promise<number[]> {
   return acknowledged.filter((id) => !stored.has(id));
 }
 
-/** The host pid of a process of `member`'s postgres container whose command line starts with `command`. */
-async function memberProcess(member: string, command: string): Promise<number> {
+/**
+ * The host pid of a PostgreSQL child process of `member` whose title starts with `title`. Setting its title overwrites
+ * a process's environment, so the member is told by its postmaster's.
+ */
+async function memberProcess(member: string, title: string): Promise<number> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.startsWith(command)) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (!cmdline.startsWith(title)) continue;
+    const parent = /^PPid:\s+(\d+)$/m.exec(await readFile(`/proc/${entry}/status`, 'utf8').catch(() => ''))?.[1];
+    const environ = await readFile(`/proc/${parent}/environ`, 'utf8').catch(() => '');
     if (environ.split('\0').includes(`HOSTNAME=${member}`) && environ.includes(`PRIMARY_HOST=orders\0`)) return Number(entry);
   }
-  throw new Error(`no process "${command}" of ${member} on this node`);
+  throw new Error(`no process "${title}" of ${member} on this node`);
 }
 
 /** The host pid of a member's agent: a way into the pod's network namespace from the node. */
@@ -107,7 +118,10 @@ function holdNewPods(): { hold: () => Promise<unknown>; release: () => Promise<u
   const label = `keelson.dev/hold-${namespace}`;
   cleanups.push(() => cluster.kubectl(['label', 'node', realNodeName, `${label}-`]));
   return {
-    hold: () => kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [label]: 'yes' } } })),
+    hold: async () => {
+      await cluster.kubectl(['label', 'node', realNodeName, `${label}-`]);
+      await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [label]: 'yes' } } }));
+    },
     release: async () => {
       await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
       await cluster.kubectl(['label', 'node', realNodeName, `${label}=yes`, '--overwrite']);
@@ -458,27 +472,29 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
       const apiserver = cluster.state.pids['kube-apiserver']!;
       process.kill(apiserver, 'SIGSTOP');
-      const frozen = Date.now();
-      const during = writer.acknowledgedCount;
+      const frozen = new Date();
       try {
-        for (; Date.now() - frozen < 30_000; await sleep(500)) {
+        for (; Date.now() - frozen.getTime() < 30_000; await sleep(500)) {
           const primaries = await writable();
-          assert.deepEqual(primaries, [primary], `${Date.now() - frozen} ms into the outage, taking writes: ` +
+          assert.deepEqual(primaries, [primary], `${Date.now() - frozen.getTime()} ms into the outage, taking writes: ` +
             `${primaries.join(', ') || 'nobody'}`);
         }
       } finally {
         process.kill(apiserver, 'SIGCONT');
       }
-      const acknowledged = writer.acknowledgedCount - during;
-      assert.ok(acknowledged >= 20, `only ${acknowledged} writes acknowledged during the outage`);
       const thawed = Date.now();
+      // The writer's report comes through kubectl exec, which the apiserver carries: what it committed meanwhile is
+      // read from the rows' own commit times instead.
+      const committed = Number(await client('orders', `SELECT count(*) FROM outage WHERE at >= '${frozen.toISOString()}' ` +
+        `AND at < '${new Date(thawed).toISOString()}'`));
+      assert.ok(committed >= 50, `only ${committed} writes committed during the 30 s outage`);
       await waitFor('writes acknowledged after the outage', async () => writer.acknowledgedSince(thawed) >= 10,
         { timeoutMs: 60_000 });
       const report = await writer.stop();
       assert.deepEqual(await lost('outage', report.acknowledged), []);
       assert.equal((await running(3)).primary, primary);
-      figures.push(`apiserver stopped for 30 s: ${primary} stayed the only primary, ${acknowledged} writes acknowledged ` +
-        `meanwhile, the longest gap ${(report.longestGapMs / 1000).toFixed(1)} s`);
+      figures.push(`apiserver stopped for 30 s: ${primary} stayed the only primary and committed ${committed} writes ` +
+        'meanwhile');
     });
 
   it('changes no Service or claim of its names that is another\'s: reported, untouched, and left when it is deleted',
