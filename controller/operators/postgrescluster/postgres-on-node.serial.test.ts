@@ -96,11 +96,11 @@ async function agentPid(member: string): Promise<number> {
 
 const inPodNetwork = (pid: number, ...args: string[]) => run('nsenter', ['-t', String(pid), '-n', 'ip', ...args]);
 
-/** Runs `script` as root in a pod of its own with `claim` mounted at /v; its output. */
-async function inVolume(claim: string, script: string): Promise<string> {
+/** Runs `script` as `user` (root by default) in a pod of its own with `claim` mounted at /v; its output. */
+async function inVolume(claim: string, script: string, user = 0): Promise<string> {
   const name = `shell-${claim}`;
   await apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never',
-    terminationGracePeriodSeconds: 1, securityContext: { runAsUser: 0 }, containers: [{ name: 'shell', image,
+    terminationGracePeriodSeconds: 1, securityContext: { runAsUser: user, fsGroup: user }, containers: [{ name: 'shell', image,
       imagePullPolicy: 'Never', command: ['sh', '-c', script], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
     volumes: [{ name: 'v', persistentVolumeClaim: { claimName: claim } }] } });
   const phase = await waitFor(`${name} done`, async () => {
@@ -541,5 +541,25 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await waitFor('orders to take reads', () => client('orders', 'SELECT 1').then(() => true, () => false), { timeoutMs: 30_000 });
     assert.equal(await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks'), rows);
     await converged(back.members.map((m: any) => m.name), 'acks');
+  });
+  it('clones afresh a member that pg_rewind cannot rewind, which rejoins with every row', async () => {
+    const { primary, members } = await running(3);
+    const replica: string = members.map((m: any) => m.name).find((m: string) => m !== primary);
+    const { hold, release } = holdNewPods();
+    await hold();
+    const old = (await get('pod', replica)).metadata.uid;
+    await kubectl('delete', 'pod', replica, '--wait=false');
+    await waitFor(`${replica} back, Pending`, async () => {
+      const p = await get('pod', replica);
+      return p && p.metadata.uid !== old && p.status?.phase === 'Pending';
+    }, { timeoutMs: 60_000 });
+    // In its place, the data of another cluster's primary: pg_rewind refuses to rewind a different system.
+    await inVolume(replica, 'rm -rf /v/pgdata && initdb -D /v/pgdata -U postgres >/dev/null && echo made', 999);
+    await release();
+    await waitFor(`${replica} cloned afresh`, async () => /pg_rewind failed: this member's data is replaced by a fresh clone/
+      .test((await kubectl('logs', replica, '-c', 'postgres').catch(() => ({ stdout: '' }))).stdout),
+    { timeoutMs: 120_000, intervalMs: 1000 });
+    const s = await running(3);
+    await converged(s.members.map((m: any) => m.name), 'acks');
   });
 });
