@@ -57,6 +57,9 @@ describe('the next step of a PostgresCluster', () => {
     const kept = [member(0), member(1), member(2)];
     const lease = { holder: 'db-0002', expired: false };
     assert.deepEqual(nextStep(observed(kept, { lease })), { kind: 'start-member', member: 'db-0002', role: 'primary' });
+    // A Lease released from it, nobody promoted since: still the primary, which takes the Lease back as it starts.
+    assert.deepEqual(nextStep(observed(kept, { lease: { holder: 'db-0002.released', expired: true }, primary: undefined })),
+      { kind: 'start-member', member: 'db-0002', role: 'primary' });
   });
 
   it('fails over to a ready replica only after the timeout, fencing the old primary first', () => {

@@ -152,11 +152,19 @@ const byIndex = (members: Member[]) => (a: string, b: string) =>
   (members.find((m) => m.name === a)?.index ?? 0) - (members.find((m) => m.name === b)?.index ?? 0);
 
 /**
- * The primary: the member the Lease names; without a Lease (a cluster made before there was one), the member whose
+ * The Lease's holder once taken from a primary that may still run in failsafe (release-lease): no member's name, so
+ * every agent refuses to vouch for it, but still the primary until another is promoted.
+ */
+export const releasedSuffix = '.released';
+
+/**
+ * The primary: the member the Lease names (released or not); without a Lease (a cluster made before there was one), the member whose
  * live pod carries the primary role label, a ready one first; else the one status recorded; else the seed.
  */
 export function currentPrimary(o: Pick<Observed, 'members' | 'primary' | 'lease'>): string | undefined {
-  if (o.lease && o.members.some((m) => m.name === o.lease!.holder)) return o.lease.holder;
+  const named = o.lease && (o.lease.holder.endsWith(releasedSuffix) ? o.lease.holder.slice(0, -releasedSuffix.length)
+    : o.lease.holder);
+  if (named && o.members.some((m) => m.name === named)) return named;
   const labelled = o.members.filter((m) => m.pod && !m.pod.deleting && m.pod.role === 'primary');
   return (labelled.find((m) => m.pod!.ready) ?? labelled[0])?.name ?? o.primary ??
     [...o.members].sort((a, b) => a.index - b.index)[0]?.name;

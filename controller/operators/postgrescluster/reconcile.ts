@@ -20,7 +20,7 @@ import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, d
   memberLabels, memberPod, names, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
-  leaseDurationMs, majorOf, nextStep, primaryUp, synchronousStandbyNames,
+  leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
@@ -43,8 +43,6 @@ interface Outcome {
   updated?: Cluster;
 }
 
-/** The Lease's holder once taken from a primary that may still run: no member's name. */
-const releasedHolder = (member: string) => `${member}.released`;
 const claimTaken = (member: string) => `PersistentVolumeClaim ${member} exists and belongs to something else: left ` +
   'unchanged; rename or remove it';
 
@@ -390,7 +388,8 @@ class PostgresClusterReconciler {
 
   /**
    * Writes into the Lease where each member's agent answers failsafe calls (the members whose pods run), so the
-   * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal.
+   * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal, and
+   * is made on the version read: a renewal in between fails it, to be seen at the next reconcile.
    */
   private async publishFailsafeMembers(cluster: Cluster, object: Lease): Promise<Lease> {
     const addresses = Object.fromEntries(this.memberPods(cluster)
@@ -399,7 +398,8 @@ class PostgresClusterReconciler {
     const members = JSON.stringify(addresses);
     if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return object;
     const updated = await this.ctx.client.patch<Lease>(types.leases, object.metadata.namespace, object.metadata.name,
-      { metadata: { annotations: { [failsafeMembersAnnotation]: members } } }, 'merge');
+      { metadata: { resourceVersion: object.metadata.resourceVersion, annotations: { [failsafeMembersAnnotation]: members } } },
+      'merge');
     const seen = this.leaseSeen.get(cluster.metadata.uid);
     if (seen && seen.version === object.metadata.resourceVersion) {
       this.leaseSeen.set(cluster.metadata.uid, { ...seen, version: updated.metadata.resourceVersion! });
@@ -468,6 +468,8 @@ class PostgresClusterReconciler {
         // empty volume once the claim is recreated under the same name.
         const claim = await this.ctx.client.get(types.persistentVolumeClaims, ns, step.member);
         if (!claim || claim.metadata.deletionTimestamp) return {};
+        // Its pod gone and nobody promoted in its place, a primary the Lease was released from gets it back.
+        if (step.role === 'primary') await this.takeLeaseFromGone(cluster, spec, step.member);
         await startPod(step.member, step.role);
         await event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
         return {};
@@ -509,7 +511,7 @@ class PostgresClusterReconciler {
         return { primary: step.member, synchronous, updated };
       }
       case 'release-lease':
-        await this.takeLease(cluster, spec, leaseObject, releasedHolder(step.from));
+        await this.takeLease(cluster, spec, leaseObject, `${step.from}${releasedSuffix}`);
         await event('Warning', 'LeaseReleased', `The Lease no longer names ${step.from}, whose pod may still run: no ` +
           `member vouches for it any more, and one is promoted once the Lease has gone unrenewed for ` +
           `${leaseDurationMs / 1000}s again`);
@@ -630,8 +632,10 @@ class PostgresClusterReconciler {
     }
     if (current.spec?.holderIdentity === holder) return;
     const now = microTime();
-    // The members the old holder counted on are not the new one's: its agent writes its own with its first renewal.
-    const { [failsafePeersAnnotation]: _, ...annotations } = current.metadata.annotations ?? {};
+    // The members the old holder counted on are not a new one's (its agent writes its own with its first renewal);
+    // released, they are still whom a failover may promote.
+    const { [failsafePeersAnnotation]: peers, ...others } = current.metadata.annotations ?? {};
+    const annotations = holder.endsWith(releasedSuffix) && peers ? { ...others, [failsafePeersAnnotation]: peers } : others;
     await this.ctx.client.update<Lease>(types.leases, { ...current, metadata: { ...current.metadata, annotations },
       spec: { ...current.spec, holderIdentity: holder,
       acquireTime: now, renewTime: now, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 } });
