@@ -388,8 +388,7 @@ class PostgresClusterReconciler {
 
   /**
    * Writes into the Lease where each member's agent answers failsafe calls (the members whose pods run), so the
-   * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal, and
-   * is made on the version read: a renewal in between fails it, to be seen at the next reconcile.
+   * primary's agent knows whom to ask when the apiserver is out of reach. The operator's own write is no renewal.
    */
   private async publishFailsafeMembers(cluster: Cluster, object: Lease): Promise<Lease> {
     const addresses = Object.fromEntries(this.memberPods(cluster)
@@ -398,8 +397,7 @@ class PostgresClusterReconciler {
     const members = JSON.stringify(addresses);
     if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return object;
     const updated = await this.ctx.client.patch<Lease>(types.leases, object.metadata.namespace, object.metadata.name,
-      { metadata: { resourceVersion: object.metadata.resourceVersion, annotations: { [failsafeMembersAnnotation]: members } } },
-      'merge');
+      { metadata: { annotations: { [failsafeMembersAnnotation]: members } } }, 'merge');
     const seen = this.leaseSeen.get(cluster.metadata.uid);
     if (seen && seen.version === object.metadata.resourceVersion) {
       this.leaseSeen.set(cluster.metadata.uid, { ...seen, version: updated.metadata.resourceVersion! });
