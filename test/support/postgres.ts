@@ -60,8 +60,10 @@ async function processesIn(dir: string): Promise<number> {
 export async function startMember(environment: Environment, name: string, dataDir: string, script: string,
   env: Record<string, string>): Promise<Member> {
   const port = await freePort();
+  // A process group of its own: a member script that stays PID 1 has PostgreSQL as its child, which must die with it.
   const child: ChildProcess = spawn('sh', ['-c', script], { uid: environment.user.uid, gid: environment.user.gid,
-    env: scriptEnv(environment, { ...env, PGDATA: dataDir, PGPORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    env: scriptEnv(environment, { ...env, PGDATA: dataDir, PGPORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true });
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });
   child.stderr!.on('data', (d) => { output += d; });
@@ -71,9 +73,9 @@ export async function startMember(environment: Environment, name: string, dataDi
     kill: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      // The script execs postgres, so the child is the postmaster; its backends notice its death and exit, and until
-      // they have, a server started on the same data directory finds their shared memory still in use.
-      child.kill('SIGKILL');
+      // The script execs postgres or stays its parent; the postmaster dies with the group, its backends notice and
+      // exit, and until they have, a server started on the same data directory finds their shared memory in use.
+      process.kill(-child.pid!, 'SIGKILL');
       await exited;
       await waitFor(`the processes of member ${name} gone`, async () => (await processesIn(dataDir)) === 0,
         { timeoutMs: 30_000, intervalMs: 100 });
