@@ -88,15 +88,28 @@ export class LeaderElector {
     return 'stopped';
   }
 
-  /** Gives the lease up at once, so another replica takes over without waiting for it to expire. */
+  /**
+   * Gives the lease up at once, so another replica takes over without waiting for it to expire. A renewal abandoned
+   * at shutdown may still have landed, so a conflict means: read the lease again and release it if it is still ours.
+   */
   async release(): Promise<void> {
     if (!this.leading || !this.lease) return;
     this.setLeading(false);
     try {
-      await withSignal(AbortSignal.timeout(this.options.renewDeadlineMs), () => this.client.update(types.leases,
-        { ...this.lease!, spec: { ...this.lease!.spec, holderIdentity: undefined, leaseDurationSeconds: 1,
-          renewTime: microTime() } }));
-      this.log.info({ lease: this.options.name }, 'released the lease');
+      await withSignal(AbortSignal.timeout(this.options.renewDeadlineMs), async () => {
+        for (let lease: Lease | undefined = this.lease; lease?.spec?.holderIdentity === this.options.identity;) {
+          try {
+            await this.client.update(types.leases, { ...lease, spec: { ...lease.spec, holderIdentity: undefined,
+              leaseDurationSeconds: 1, renewTime: microTime() } });
+            this.log.info({ lease: this.options.name }, 'released the lease');
+            return;
+          } catch (error) {
+            if (!(error instanceof ApiError && error.conflict)) throw error;
+            lease = await this.client.get<Lease>(types.leases, this.options.namespace, this.options.name);
+          }
+        }
+        this.log.info({ lease: this.options.name }, 'the lease is no longer ours; nothing to release');
+      });
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, 'could not release the lease; it expires on its own');
     }

@@ -11,6 +11,9 @@ import { ControllerProcess, type LogLine } from '../../test/support/controller-p
 import { repoRoot } from '../../test/support/paths.ts';
 import { CuttableProxy } from '../../test/support/proxy.ts';
 import { waitFor } from '../../test/support/wait.ts';
+import { pino } from 'pino';
+import { Client } from './client.ts';
+import { LeaderElector, type Lease } from './leader.ts';
 import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
 import { RestClient } from './rest.ts';
 
@@ -376,6 +379,20 @@ describe('controller runtime', () => {
       // Every later leader would reconcile it, for 20 s, at start.
       await cluster.kubectl(['delete', 'configmap', 'long-drain', '-n', namespace, '--ignore-not-found']);
     }
+  });
+
+  it('releases its lease though someone wrote it since its last renewal', async () => {
+    const name = 'release-after-write';
+    const elector = new LeaderElector(new Client(admin, leaderElectionPermissions, 'test'), { namespace, name,
+      identity: 'releaser', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    pino({ level: 'silent' }));
+    await elector.acquire(AbortSignal.timeout(10_000));
+    // What a renewal abandoned at shutdown does when it lands after all: the Lease changes under the leader.
+    await cluster.kubectl(['annotate', 'lease', name, '-n', namespace, 'keelson.dev/touched=yes']);
+    await elector.release();
+    const lease = await admin.json<Lease>({ method: 'GET',
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}` });
+    assert.equal(lease.spec?.holderIdentity, undefined, `still held: ${JSON.stringify(lease.spec)}`);
   });
 
   it('keeps trying to acquire the lease through apiserver errors, and leads once they pass', async () => {
