@@ -28,7 +28,14 @@ after(() => rm(scratch, { recursive: true, force: true }));
 const sorted = (objects: any[]) => objects.filter(Boolean).sort((a, b) =>
   `${a.kind}/${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.namespace}/${b.metadata.name}`));
 
+const isPolicy = (o: any) => o.kind.startsWith('ValidatingAdmissionPolicy');
+
+/** What helm renders with `values`, the kinds' admission policies (the same whatever the values) aside. */
 async function template(values: object = {}): Promise<any[]> {
+  return (await templateAll(values)).filter((o) => !isPolicy(o));
+}
+
+async function templateAll(values: object = {}): Promise<any[]> {
   const valuesFile = join(scratch, `values-${Math.random().toString(36).slice(2)}.json`);
   await writeFile(valuesFile, JSON.stringify(values));
   const { stdout } = await run(helm, ['template', 'keelson', chartDir, '-f', valuesFile]);
@@ -51,6 +58,12 @@ describe('the Helm chart', () => {
 
   it('renders dist/ with its default values', async () => {
     assert.deepEqual(await template(), sorted(Yaml.load(join(repoRoot, 'dist/0001-keelson.k8s.yaml'))));
+  });
+
+  it('renders the kinds\' admission policies as dist/ has them beside the CRDs, so that upgrades carry them', async () => {
+    const policies = sorted(Yaml.load(join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml'))).filter(isPolicy);
+    assert.equal(policies.length, 10);
+    assert.deepEqual((await templateAll()).filter(isPolicy), policies);
   });
 
   const digest = `sha256:${'ab'.repeat(32)}`;

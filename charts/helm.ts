@@ -230,8 +230,13 @@ function valuesSchema(): object {
   };
 }
 
-/** The chart's files by path, relative to its folder. `crds` is the CRDs' YAML as dist/ has it. */
+/**
+ * The chart's files by path, relative to its folder. `crds` is the CRDs' YAML as dist/ has it: the CRDs go to crds/
+ * (installed once, as Helm does), their admission policies to templates/, so that upgrades carry them.
+ */
 export function helmChart(version: string, crds: string): Map<string, string> {
+  const documents = crds.split(/^---\n/m).filter((text) => text.trim());
+  const isCrd = (text: string) => /^kind: CustomResourceDefinition$/m.test(text);
   const chart = `apiVersion: v2
 name: keelson
 description: Kubernetes operators in TypeScript - TDSet, PodBuggerTool, PodAlert, PostgresCluster, PrometheusJmxExporter
@@ -243,7 +248,8 @@ appVersion: "${version}"
     ['Chart.yaml', chart],
     ['values.yaml', values(version)],
     ['values.schema.json', `${JSON.stringify(valuesSchema(), null, 2)}\n`],
-    ['crds/keelson-crds.yaml', crds],
+    ['crds/keelson-crds.yaml', documents.filter(isCrd).join('---\n')],
+    ['templates/admission.yaml', documents.filter((text) => !isCrd(text)).join('---\n')],
     ['templates/_helpers.tpl', helpers],
     ['templates/keelson.yaml', installTemplate()],
     ['templates/NOTES.txt', notes],

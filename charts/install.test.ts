@@ -188,8 +188,10 @@ describe('KeelsonCrds', () => {
       new KeelsonCrds(chart, 'crds', operators ? { operators } : {});
       return Testing.synth(chart) as Manifest[];
     };
-    assert.deepEqual(crdsOf(['tdset']).map((c) => c.metadata.name), ['tdsets.keelson.dev']);
-    const crds = crdsOf();
+    const only = (kind: string, manifests: Manifest[]) => manifests.filter((m) => m.kind === kind);
+    assert.deepEqual(crdsOf(['tdset']).map((c) => `${c.kind} ${c.metadata.name}`), ['CustomResourceDefinition tdsets.keelson.dev',
+      'ValidatingAdmissionPolicy tdsets.keelson.dev-requester', 'ValidatingAdmissionPolicyBinding tdsets.keelson.dev-requester']);
+    const crds = only('CustomResourceDefinition', crdsOf());
     assert.deepEqual(crds.map((c) => c.metadata.name), ['tdsets.keelson.dev', 'podbuggertools.keelson.dev',
       'podalerts.keelson.dev', 'postgresclusters.keelson.dev', 'prometheusjmxexporters.keelson.dev']);
     for (const crd of crds) {

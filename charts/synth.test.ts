@@ -31,8 +31,8 @@ describe('synth', () => {
     const [first, second] = await Promise.all([synthInto(join(scratch, 'a')), synthInto(join(scratch, 'b'))]);
     assert.deepEqual([...first.keys()], ['0000-keelson-crds.k8s.yaml', '0001-keelson.k8s.yaml',
       'helm/keelson/Chart.yaml', 'helm/keelson/crds/keelson-crds.yaml', 'helm/keelson/templates/NOTES.txt',
-      'helm/keelson/templates/_helpers.tpl', 'helm/keelson/templates/keelson.yaml', 'helm/keelson/values.schema.json',
-      'helm/keelson/values.yaml', 'monitoring/grafana-dashboard.json', 'monitoring/keelson-monitoring.k8s.yaml', 'monitoring/prometheus-rules.yaml',
+      'helm/keelson/templates/_helpers.tpl', 'helm/keelson/templates/admission.yaml', 'helm/keelson/templates/keelson.yaml',
+      'helm/keelson/values.schema.json', 'helm/keelson/values.yaml', 'monitoring/grafana-dashboard.json', 'monitoring/keelson-monitoring.k8s.yaml', 'monitoring/prometheus-rules.yaml',
       'samples/keelson-samples.k8s.yaml']);
     assert.deepEqual(second, first);
   });

@@ -1,4 +1,5 @@
 // A custom kind (of the keelson.dev API unless told otherwise), and the CustomResourceDefinition that serves it.
+import type { RequesterRight } from './admission.ts';
 import type { ObjectNode, OpenApiSchema } from './schema.ts';
 
 /** Where a kind is served. Keelson's own: keelson.dev/v1alpha1, in the category `keelson`. */
@@ -31,6 +32,8 @@ export interface KindDefinition<Spec, Status> {
   spec: ObjectNode<Spec, true>;
   status: ObjectNode<Status>;
   printerColumns: PrinterColumn[];
+  /** Rights whoever creates an object of the kind, or changes its spec, must hold: what the controller does for them. */
+  requesterRights?: RequesterRight[];
 }
 
 /** The object a controller reads: metadata as the apiserver returns it, spec and status typed by the schema. */

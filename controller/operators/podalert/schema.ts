@@ -72,6 +72,9 @@ export const PodAlert = defineKind({
     { name: 'Unhealthy', type: 'integer', jsonPath: '.status.unhealthyPods', description: 'Unhealthy pods now.' },
     { name: 'Checked', type: 'date', jsonPath: '.status.lastEvaluationTime', description: 'The last check.' },
   ],
+  requesterRights: [{ group: '', resource: 'pods', subresource: 'log', verb: 'get',
+    when: 'has(object.spec.logLines) && object.spec.logLines > 0',
+    because: 'the controller copies pods\' log tails into its status for you; logLines: 0 needs no such right' }],
 });
 
 export type PodAlertSpec = Infer<typeof podAlertSpec>;

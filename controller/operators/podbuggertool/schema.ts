@@ -7,6 +7,8 @@ export const labelPattern = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-
   '[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?=(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
 
 export const debugProfiles = ['general', 'baseline', 'restricted', 'netadmin', 'sysadmin'] as const;
+/** Profiles that give the debug container power over the node or its network: an admin grants them by name. */
+export const privilegedProfiles = ['netadmin', 'sysadmin'] as const;
 
 const stringList = (description: string) =>
   array(string({ description: 'One argument.', maxLength: 4096 }), { description, maxItems: 64 });
@@ -53,6 +55,13 @@ export const PodBuggerTool = defineKind({
     { name: 'Image', type: 'string', jsonPath: '.spec.image', description: 'The debug image.' },
     { name: 'Matched', type: 'integer', jsonPath: '.status.matchedPods', description: 'Pods matching now.' },
     { name: 'Injected', type: 'integer', jsonPath: '.status.injectedPods', description: 'Pods with the container.' },
+  ],
+  requesterRights: [
+    { group: '', resource: 'pods', subresource: 'ephemeralcontainers', verb: 'update',
+      because: 'the controller adds debug containers to its pods for you' },
+    { group: 'keelson.dev', resource: 'debugprofiles', verb: 'use', name: 'object.spec.profile',
+      when: `has(object.spec.profile) && object.spec.profile in [${privilegedProfiles.map((p) => `'${p}'`).join(', ')}]`,
+      because: 'a privileged debug profile is granted by an admin, by name' },
   ],
 });
 

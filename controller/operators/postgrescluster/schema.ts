@@ -105,6 +105,8 @@ export const PostgresCluster = defineKind({
     { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The member serving writes.' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
   ],
+  requesterRights: [{ group: '', resource: 'pods', verb: 'create',
+    because: 'the controller runs PostgreSQL pods of its image for you' }],
 });
 
 export type PostgresClusterStatus = Infer<typeof postgresClusterStatus>;

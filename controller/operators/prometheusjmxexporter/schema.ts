@@ -55,6 +55,8 @@ export const PrometheusJmxExporter = defineKind({
     { name: 'Port', type: 'integer', jsonPath: '.spec.port', description: 'The metrics port.' },
     { name: 'Endpoints', type: 'integer', jsonPath: '.status.endpointCount', description: 'Pods serving metrics.' },
   ],
+  requesterRights: [{ group: '', resource: 'pods', subresource: 'exec', verb: 'create',
+    because: 'the controller runs commands in its pods for you to load the agent' }],
 });
 
 export type PrometheusJmxExporterSpec = Infer<typeof prometheusJmxExporterSpec>;

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
+import { installCrds } from '../../test/support/operator.ts';
+import { waitFor } from '../../test/support/wait.ts';
+
+const cluster = testCluster();
+let namespace: string;
+let cleanup: () => Promise<void>;
+
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
+
+/** Binds `user` in the namespace to exactly `rules` (replacing what they had). */
+async function grant(user: string, rules: Rule[]): Promise<void> {
+  await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
+    apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: user, namespace }, rules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: user, namespace },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user } },
+    ] }) });
+}
+
+const own = (plural: string): Rule => ({ apiGroups: ['keelson.dev'], resources: [plural],
+  verbs: ['get', 'create', 'update', 'patch'] });
+const right = (resource: string, verb: string, group = '', resourceNames?: string[]): Rule =>
+  ({ apiGroups: [group], resources: [resource], verbs: [verb], ...(resourceNames ? { resourceNames } : {}) });
+
+/** `kubectl apply` of `object` as `user`; resolves with kubectl's error, or undefined when admitted. */
+async function applyAs(user: string, object: { kind: string; metadata: { name: string }; spec: object }):
+Promise<string | undefined> {
+  const { code, stderr } = await cluster.kubectl(['apply', '--as', user, '-f', '-'], { allowFailure: true,
+    input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', ...object, metadata: { ...object.metadata, namespace } }) });
+  return code === 0 ? undefined : stderr.trim();
+}
+
+/** Waits until applying `object` as `user` is refused with `expected` in the message (a new grant or policy takes a moment). */
+const refused = (user: string, object: Parameters<typeof applyAs>[1], expected: string) =>
+  waitFor(`${user}'s ${object.kind} to be refused with "${expected}"`, async () =>
+    (await applyAs(user, object))?.includes(expected) || undefined, { timeoutMs: 20_000 });
+
+const admitted = async (user: string, object: Parameters<typeof applyAs>[1]) => {
+  let error: string | undefined;
+  await waitFor(`${user}'s ${object.kind} to be admitted`, async () => (error = await applyAs(user, object)) === undefined,
+    { timeoutMs: 20_000 }).catch(() => assert.fail(`still refused: ${error}`));
+};
+
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'admission'));
+  await installCrds(cluster);
+});
+after(() => cleanup());
+
+describe('requester authorization at admission', () => {
+  it('admits a PodBuggerTool only from a user who may add ephemeral containers, and a privileged profile only by grant', async () => {
+    const tool = (profile: string) => ({ kind: 'PodBuggerTool', metadata: { name: 'debug' },
+      spec: { label: 'app=course', image: 'busybox:1.36', profile } });
+    await grant('pbt-user', [own('podbuggertools')]);
+    await refused('pbt-user', tool('general'), 'pbt-user may not create or change this PodBuggerTool: it needs update ' +
+      `on pods/ephemeralcontainers in namespace ${namespace}`);
+    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'update')]);
+    await admitted('pbt-user', tool('general'));
+    await refused('pbt-user', tool('sysadmin'), 'it needs use on debugprofiles.keelson.dev named sysadmin');
+    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'update'),
+      right('debugprofiles', 'use', 'keelson.dev', ['netadmin'])]);
+    await refused('pbt-user', tool('sysadmin'), 'named sysadmin');
+    await admitted('pbt-user', tool('netadmin'));
+  });
+
+  it('lets anyone change what is not the spec, so the controller and the garbage collector are never held up', async () => {
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PodBuggerTool', metadata: { name: 'by-admin' }, spec: { label: 'app=x', image: 'busybox:1.36' } }) });
+    await grant('labeller', [own('podbuggertools')]);
+    await refused('labeller', { kind: 'PodBuggerTool', metadata: { name: 'by-admin' },
+      spec: { label: 'app=x', image: 'evil:1' } }, 'it needs update on pods/ephemeralcontainers');
+    await cluster.kubectl(['label', '--as', 'labeller', '-n', namespace, 'podbuggertool/by-admin', 'team=a']);
+  });
+
+  it('admits a PrometheusJmxExporter only from a user who may exec into pods', async () => {
+    const exporter = { kind: 'PrometheusJmxExporter', metadata: { name: 'jvm' }, spec: { labelSelector: { app: 'java' },
+      port: 9404, config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } };
+    await grant('pje-user', [own('prometheusjmxexporters')]);
+    await refused('pje-user', exporter, 'it needs create on pods/exec');
+    await grant('pje-user', [own('prometheusjmxexporters'), right('pods/exec', 'create')]);
+    await admitted('pje-user', exporter);
+  });
+
+  it('admits a PodAlert that reads logs only from a user who may read them; one without log tails from anyone', async () => {
+    const alert = (logLines?: number) => ({ kind: 'PodAlert', metadata: { name: `alert-${logLines ?? 'default'}` },
+      spec: { alerts: { checkRunningPods: true }, ...(logLines === undefined ? {} : { logLines }) } });
+    await grant('pa-user', [own('podalerts')]);
+    await refused('pa-user', alert(), 'it needs get on pods/log');
+    await admitted('pa-user', alert(0));
+    await grant('pa-user', [own('podalerts'), right('pods/log', 'get')]);
+    await admitted('pa-user', alert(5));
+  });
+
+  it('admits a TDSet or a PostgresCluster only from a user who may run its workload', async () => {
+    const tdset = { kind: 'TDSet', metadata: { name: 'web' }, spec: { container: { image: 'web:1', port: 8000 },
+      defaultReplica: 1, schedulingConfig: [{ startTime: 9, endTime: 17, replica: 2 }] } };
+    const postgres = { kind: 'PostgresCluster', metadata: { name: 'db' }, spec: { size: 1, version: '17',
+      storage: { size: '1Gi' } } };
+    await grant('workload-user', [own('tdsets'), own('postgresclusters')]);
+    await refused('workload-user', tdset, 'it needs create on deployments.apps');
+    await refused('workload-user', postgres, 'it needs create on pods in namespace');
+    await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
+      right('pods', 'create')]);
+    await admitted('workload-user', tdset);
+    await admitted('workload-user', postgres);
+  });
+});

@@ -1,0 +1,75 @@
+// Requester authorization: a kind whose objects make the controller act on pods declares the rights their requester
+// must hold themselves, so the controller's own rights are never a way around RBAC. The declarations become a
+// ValidatingAdmissionPolicy whose CEL asks the apiserver's authorizer about the requesting user, checked on create and
+// on every change of spec (not on status, finalizer or label writes, so the controller and the garbage collector are
+// never held up by a requester's rights).
+import type { KindDefinition } from './kind.ts';
+
+/** A right, in the object's namespace, that whoever creates or changes the object's spec must hold. */
+export interface RequesterRight {
+  /** API group of the resource; '' for the core group. */
+  group: string;
+  /** Plural resource; it need not be served (an admin may grant `use` on a virtual one, as PodSecurityPolicy had). */
+  resource: string;
+  subresource?: string;
+  verb: string;
+  /** CEL over `object`: when the right is needed; always when unset. */
+  when?: string;
+  /** CEL over `object` giving the resource name checked, for grants limited by resourceNames. */
+  name?: string;
+  /** What the controller does with the right on the requester's behalf, for the refusal's message. */
+  because: string;
+}
+
+const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** The right as RBAC spells it: `update on pods/ephemeralcontainers`, `use on debugprofiles.keelson.dev`. */
+export function rightText(right: RequesterRight): string {
+  const resource = `${right.resource}${right.group ? `.${right.group}` : ''}`;
+  return `${right.verb} on ${resource}${right.subresource ? `/${right.subresource}` : ''}`;
+}
+
+/** The CEL that holds when the requester has `right` (or does not need it). */
+export function rightExpression(right: RequesterRight): string {
+  const check = `authorizer.group(${quoted(right.group)}).resource(${quoted(right.resource)})` +
+    (right.subresource ? `.subresource(${quoted(right.subresource)})` : '') +
+    '.namespace(object.metadata.namespace)' + (right.name ? `.name(${right.name})` : '') +
+    `.check(${quoted(right.verb)}).allowed()`;
+  return right.when ? `!(${right.when}) || ${check}` : check;
+}
+
+function messageExpression(kind: string, right: RequesterRight): string {
+  const named = right.name ? ` + ' named ' + string(${right.name})` : '';
+  return `request.userInfo.username + ' may not create or change this ${kind}: it needs ${rightText(right)}'${named}` +
+    ` + ' in namespace ' + object.metadata.namespace + ' (${right.because.replace(/'/g, "\\'")})'`;
+}
+
+export const policyName = (definition: KindDefinition<unknown, unknown>) =>
+  `${definition.plural}.${definition.api.group}-requester`;
+
+/** The kind's ValidatingAdmissionPolicy and its binding, or none when the kind declares no requester rights. */
+export function requesterPolicy(definition: KindDefinition<unknown, unknown>): Record<string, unknown>[] {
+  const rights = definition.requesterRights ?? [];
+  if (!rights.length) return [];
+  const name = policyName(definition);
+  const labels = { 'app.kubernetes.io/part-of': definition.api.category };
+  return [{
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name, labels },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [definition.api.group], apiVersions: [definition.api.version],
+        operations: ['CREATE', 'UPDATE'], resources: [definition.plural] }] },
+      matchConditions: [{ name: 'spec-set-or-changed',
+        expression: "request.operation == 'CREATE' || object.spec != oldObject.spec" }],
+      validations: rights.map((right) => ({ expression: rightExpression(right),
+        messageExpression: messageExpression(definition.kind, right), reason: 'Forbidden' })),
+    },
+  }, {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name, labels },
+    spec: { policyName: name, validationActions: ['Deny'] },
+  }];
+}
