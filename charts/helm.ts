@@ -4,6 +4,7 @@
 import { App, Chart, Yaml } from 'cdk8s';
 import { keelsonFlags, logLevels, runtimeFlags } from '../controller/api/flags.ts';
 import { catalog } from '../controller/operators/catalog.ts';
+import { debugProfiles } from '../controller/operators/podbuggertool/schema.ts';
 import { controllerName, KeelsonInstall, type KeelsonInstallProps } from './install.ts';
 import { defaultResources, ruleSections } from './operator-install.ts';
 
@@ -97,8 +98,11 @@ function installTemplate(): string {
           }
           if (arg.startsWith(`${flag('logLevel')}=`)) {
             return [`${flag('logLevel')}=${helm.value('{{ .Values.logLevel }}')}`,
-              helm.block(() => ['{{- with .Values.webhookAllowedDestinations }}',
-                `- ${flag('webhookAllowedDestinations')}={{ join "," . }}`, '{{- end }}'])];
+              helm.block(() => [
+                ...(['webhookAllowedDestinations', 'webhookRefusedDestinations', 'podBuggerToolAllowedProfiles',
+                  'podBuggerToolAllowedImages'] as const)
+                  .flatMap((key) => [`{{- with .Values.${key} }}`, `- ${flag(key)}={{ join "," . }}`, '{{- end }}']),
+                '{{- if not .Values.podAlertLogTails }}', `- ${flag('podAlertLogTails')}=false`, '{{- end }}'])];
           }
           return [arg];
         });
@@ -184,8 +188,19 @@ ${yamlLines(defaultResources).map((line) => `  ${line}`).join('\n')}
 # ${logLevels.join(', ')}
 logLevel: info
 
-# PodAlert webhooks go only to these hosts and CIDRs; empty for anywhere but link-local addresses.
+# PodAlert webhooks go only to these hosts, CIDRs and, with "public", public addresses; empty for public only
+# (loopback, private, link-local, NAT64 and in-cluster names are refused). E.g. [public, alertmanager.monitoring.svc]
 webhookAllowedDestinations: []
+# CIDRs PodAlert webhooks never go to either: the cluster's Service and pod ranges when they are public addresses.
+webhookRefusedDestinations: []
+
+# The debug profiles any PodBuggerTool may use; empty for general, baseline and restricted. netadmin and sysadmin
+# also need, at admission, a requester granted use on debugprofiles.keelson.dev by name.
+podBuggerToolAllowedProfiles: []
+# PodBuggerTool images must start with one of these prefixes (registry.corp/debug/); empty for any image.
+podBuggerToolAllowedImages: []
+# Copy failing containers' log tails into PodAlerts' status and alerts.
+podAlertLogTails: true
 
 # A NetworkPolicy admitting only the metrics (8080) and health (8081) ports.
 networkPolicy: true
@@ -221,6 +236,10 @@ function valuesSchema(): object {
       resources: { type: 'object', additionalProperties: false, properties: { requests: quantities, limits: quantities } },
       logLevel: { enum: [...logLevels] },
       webhookAllowedDestinations: { type: 'array', items: { type: 'string', minLength: 1 } },
+      webhookRefusedDestinations: { type: 'array', items: { type: 'string', minLength: 1 } },
+      podBuggerToolAllowedProfiles: { type: 'array', uniqueItems: true, items: { enum: [...debugProfiles] } },
+      podBuggerToolAllowedImages: { type: 'array', items: { type: 'string', minLength: 1 } },
+      podAlertLogTails: { type: 'boolean' },
       networkPolicy: { type: 'boolean' },
       nodeSelector: strings,
       tolerations: { type: 'array', items: object },

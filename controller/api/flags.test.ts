@@ -11,8 +11,9 @@ describe('controller flags', () => {
     const defaults = parseControllerFlags([], {}, known);
     assert.deepEqual(defaults, { controllers: known, namespace: undefined, metricsBindAddress: ':8080',
       healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, kubeconfig: undefined,
-      logLevel: 'info', webhookAllowedDestinations: undefined, postgresAgentImage: undefined,
-      postgresReplaceStuckAfter: undefined });
+      logLevel: 'info', webhookAllowedDestinations: undefined, webhookRefusedDestinations: undefined,
+      podBuggerToolAllowedProfiles: undefined, podBuggerToolAllowedImages: undefined, podAlertLogTails: undefined,
+      postgresAgentImage: undefined, postgresReplaceStuckAfter: undefined });
     const env = { KEELSON_CONTROLLERS: 'tdset', KEELSON_LOG_LEVEL: 'warn', POD_NAMESPACE: 'ops', KUBECONFIG: '/k' };
     assert.deepEqual(parseControllerFlags([], env, known), { ...defaults, controllers: ['tdset'], logLevel: 'warn',
       leaderElectionNamespace: 'ops', kubeconfig: '/k' });
@@ -45,8 +46,9 @@ describe('controller flags', () => {
   it('round-trip through controllerArgs', () => {
     const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
       healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const,
-      webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', postgresAgentImage: 'registry.example/keelson@sha256:ab',
-      postgresReplaceStuckAfter: '600' };
+      webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', webhookRefusedDestinations: '203.0.113.0/24',
+      podBuggerToolAllowedProfiles: 'general', podBuggerToolAllowedImages: 'registry.corp/debug/', podAlertLogTails: 'false',
+      postgresAgentImage: 'registry.example/keelson@sha256:ab', postgresReplaceStuckAfter: '600' };
     assert.deepEqual(parseControllerFlags(controllerArgs(options, { ...runtimeFlags(), ...keelsonFlags }), {}, known), options);
     assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);
   });

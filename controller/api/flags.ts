@@ -50,7 +50,17 @@ export function runtimeFlags(envPrefix = 'KEELSON'): Record<keyof RuntimeOptions
 /** The flags of Keelson's own operators. */
 export const keelsonFlags = {
   webhookAllowedDestinations: { flag: 'webhook-allowed-destinations', env: 'KEELSON_WEBHOOK_ALLOWED_DESTINATIONS',
-    help: 'PodAlert webhooks go only to these hosts and CIDRs, comma-separated (default anywhere but link-local)' },
+    help: 'PodAlert webhooks go only to these hosts, CIDRs and, with "public", public addresses, comma-separated ' +
+      '(default public: loopback, private, link-local, NAT64 and in-cluster names refused)' },
+  webhookRefusedDestinations: { flag: 'webhook-refused-destinations', env: 'KEELSON_WEBHOOK_REFUSED_DESTINATIONS',
+    help: 'PodAlert webhooks never go to these CIDRs either: the cluster\'s Service and pod ranges when they are ' +
+      'public addresses, comma-separated' },
+  podBuggerToolAllowedProfiles: { flag: 'podbuggertool-allowed-profiles', env: 'KEELSON_PODBUGGERTOOL_ALLOWED_PROFILES',
+    help: 'PodBuggerTool: the debug profiles any tool may use, comma-separated (default general,baseline,restricted)' },
+  podBuggerToolAllowedImages: { flag: 'podbuggertool-allowed-images', env: 'KEELSON_PODBUGGERTOOL_ALLOWED_IMAGES',
+    help: 'PodBuggerTool: debug images must start with one of these prefixes, comma-separated (default any image)' },
+  podAlertLogTails: { flag: 'podalert-log-tails', env: 'KEELSON_PODALERT_LOG_TAILS',
+    help: 'PodAlert: copy failing containers\' log tails into status and alerts; false turns it off (default true)' },
   postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',
     help: 'PostgresCluster: the image of the member agent, the operator\'s own (default keelson/controller:<version>)' },
   postgresReplaceStuckAfter: { flag: 'postgres-replace-stuck-after', env: 'KEELSON_POSTGRES_REPLACE_STUCK_AFTER',
@@ -68,7 +78,7 @@ export function usage(specs: Record<string, FlagSpec>): string {
   return Object.values(specs).map((s) => `  --${s.flag.padEnd(28)} ${s.help} [$${s.env}]`).join('\n');
 }
 
-function parseBoolean(name: string, value: string): boolean {
+export function parseBoolean(name: string, value: string): boolean {
   if (['true', '1', 'yes'].includes(value)) return true;
   if (['false', '0', 'no'].includes(value)) return false;
   throw new Error(`--${name} takes true or false, not "${value}"`);

@@ -25,8 +25,10 @@ export interface InstalledOperator {
 export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
   const chart = new Chart(new App(), 'install');
   // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
+  // Tests' webhook receivers listen on loopback, which the default refuses (a later flag in extraArgs wins).
   new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, namespace, createNamespace: false,
-    watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false });
+    watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false,
+    webhookAllowedDestinations: ['127.0.0.1'] });
   const manifests = Testing.synth(chart) as Manifest[];
   const role = manifests.find((m) => m.kind === 'Role' || m.kind === 'ClusterRole')!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;

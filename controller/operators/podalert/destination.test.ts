@@ -2,29 +2,59 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDestinations, refusal } from './destination.ts';
 
+const refusedByPolicy = /^the webhook destination was refused by policy \(/;
+
 // Pure checks of addresses: nothing here opens a connection.
 describe('webhook destinations', () => {
-  it('refuses link-local addresses by default, in IPv4, IPv6 and IPv4-in-IPv6, and lets the rest go', () => {
-    const open = parseDestinations(undefined);
-    for (const address of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254']) {
-      assert.match(refusal(open, 'metadata.internal', address) ?? '', /link-local/, address);
+  it('refuses by default loopback, private, carrier-grade NAT, ULA, NAT64, link-local and metadata addresses', () => {
+    const policy = parseDestinations(undefined);
+    for (const [address, what] of [['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['10.96.0.1', 'private'],
+      ['172.20.1.1', 'private'], ['192.168.1.1', 'private'], ['100.100.100.200', 'carrier-grade NAT'],
+      ['fd00:ec2::254', 'unique local'], ['64:ff9b::a9fe:a9fe', 'NAT64'], ['169.254.169.254', 'link-local'],
+      ['fe80::1', 'link-local'], ['::ffff:169.254.169.254', 'link-local'], ['::ffff:127.0.0.1', 'loopback'],
+      ['2002:a00:1::', 'private'], ['0.0.0.0', 'this network'], ['::', 'unspecified'], ['224.0.0.1', 'multicast'],
+    ] as const) {
+      const text = refusal(policy, address, address);
+      assert.match(text ?? '', refusedByPolicy, address);
+      assert.match(text!, new RegExp(`\\(a ${what} address;`), address);
+      assert.doesNotMatch(text!, new RegExp(address.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'the message names the address');
     }
-    assert.equal(refusal(open, 'hooks.example', '127.0.0.1'), undefined);
-    assert.equal(refusal(open, 'hooks.example', '2001:db8::1'), undefined);
+    for (const address of ['198.51.100.1', '2001:db8::1', '8.8.8.8', '::ffff:203.0.113.9']) {
+      assert.equal(refusal(policy, 'hooks.example', address), undefined, address);
+    }
   });
 
-  it('with a list, lets only its hosts (by name) and CIDRs through', () => {
-    const policy = parseDestinations('hooks.example, 10.0.0.0/8, fd00::/8, 192.0.2.7');
-    assert.equal(refusal(policy, 'HOOKS.example', '198.51.100.1'), undefined);
-    assert.equal(refusal(policy, 'internal', '10.1.2.3'), undefined);
-    assert.equal(refusal(policy, 'internal', 'fd00::5'), undefined);
-    assert.equal(refusal(policy, 'internal', '192.0.2.7'), undefined);
-    assert.match(refusal(policy, 'internal', '127.0.0.1')!, /127\.0\.0\.1 is not among the allowed/);
-    assert.match(refusal(policy, 'internal', '169.254.169.254')!, /not among the allowed/);
+  it('refuses names that only mean something inside the cluster, wherever they resolve', () => {
+    const policy = parseDestinations(undefined);
+    for (const host of ['keelson-controller-metrics', 'keelson-controller-metrics.keelson-system.svc',
+      'api.default.svc.cluster.local', 'localhost', 'x.localhost', 'kubernetes.default.svc.']) {
+      assert.match(refusal(policy, host, '198.51.100.1') ?? '', /refused by policy \(a name inside the cluster;/, host);
+    }
   });
 
-  it('says which entry of the flag is malformed', () => {
-    assert.throws(() => parseDestinations('10.0.0.0/33'), /"10\.0\.0\.0\/33" has no valid prefix length/);
-    assert.throws(() => parseDestinations('hooks.example/8'), /neither a host nor a CIDR/);
+  it('lets through what the list names, and only that unless it says public', () => {
+    const policy = parseDestinations('alertmanager.monitoring.svc, 127.0.0.1, fd00::/8');
+    assert.equal(refusal(policy, 'alertmanager.monitoring.svc', '10.96.3.4'), undefined);
+    assert.equal(refusal(policy, '127.0.0.1', '127.0.0.1'), undefined);
+    assert.equal(refusal(policy, 'internal.example', 'fd00::5'), undefined);
+    assert.match(refusal(policy, 'hooks.example', '198.51.100.1')!, /refused by policy \(not among the allowed/);
+    assert.match(refusal(policy, '127.0.0.2', '127.0.0.2')!, /a loopback address/);
+    const withPublic = parseDestinations('public,10.0.0.0/8');
+    assert.equal(refusal(withPublic, 'hooks.example', '198.51.100.1'), undefined);
+    assert.equal(refusal(withPublic, 'internal.example', '10.1.2.3'), undefined);
+    assert.match(refusal(withPublic, 'internal.example', '192.168.0.1')!, /a private address/);
+  });
+
+  it('refuses the ranges an admin adds, public addresses though they are', () => {
+    const policy = parseDestinations(undefined, '203.0.113.0/24, 2001:db8:42::/48');
+    assert.match(refusal(policy, 'svc.example', '203.0.113.10')!, /one of the cluster's own ranges/);
+    assert.match(refusal(policy, 'pod.example', '2001:db8:42::7')!, /one of the cluster's own ranges/);
+    assert.equal(refusal(policy, 'hooks.example', '203.0.114.1'), undefined);
+  });
+
+  it('says which entry of a flag is malformed', () => {
+    assert.throws(() => parseDestinations('10.0.0.0/33'), /allowed-destinations: "10\.0\.0\.0\/33" has no valid prefix/);
+    assert.throws(() => parseDestinations('hooks.example/8'), /"hooks\.example\/8" is not a host nor a CIDR/);
+    assert.throws(() => parseDestinations(undefined, 'hooks.example'), /refused-destinations: "hooks\.example" is not a CIDR/);
   });
 });

@@ -48,8 +48,8 @@ function statusOf(name: string, ok: (status: any) => boolean, what: string): Pro
   }, { timeoutMs: 60_000 });
 }
 
-const simulated = (pod: string, state: string, image = 'registry.example/app:1') =>
-  kubectl('run', pod, `--image=${image}`, `--labels=${simulateLabel}=${state},team=shop`);
+const simulated = (pod: string, state: string, image = 'registry.example/app:1', team = 'shop') =>
+  kubectl('run', pod, `--image=${image}`, `--labels=${simulateLabel}=${state},team=${team}`);
 
 before(async () => {
   ({ name: namespace, cleanup } = await freshNamespace(cluster, 'podalert'));
@@ -218,20 +218,47 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.equal(status.unhealthyPods, 0);
   });
 
-  it('sends nothing to a destination the flag leaves out, and says so', async () => {
+  it('refuses loopback, private, in-cluster and metadata destinations by default, saying only "refused by policy"', async () => {
     await controller.stop();
+    // public is what the install runs with when the flag is not set.
     controller = await startOperator(cluster, namespace, ['podalert'], scratch,
-      { extraArgs: ['--webhook-allowed-destinations=hooks.example,10.0.0.0/8'] });
+      { extraArgs: ['--webhook-allowed-destinations=public'] });
+    // Each is refused before any connection: nothing is sent anywhere, the test's own listener included.
+    const destinations = { loopback: hookUrl, private: 'http://10.1.2.3/hook', service:
+      `http://keelson-controller-metrics.${namespace}.svc:8080/`, aws: 'http://[fd00:ec2::254]/latest/meta-data/',
+      alibaba: 'http://100.100.100.200/latest/meta-data/' };
     try {
-      await podAlert('fenced', { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'shop' } },
-        webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
-      const status = await statusOf('fenced', (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered'),
-        'WebhookDelivered reported');
-      const delivered = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
-      assert.equal(delivered.reason, 'DestinationRefused');
-      assert.match(delivered.message, /^127\.0\.0\.1 is not among the allowed webhook destinations; attempt 1/);
-      assert.ok(status.pendingNotifications.length >= 1);
-      assert.equal(postsFrom.get('fenced'), undefined, 'the refused destination got a request');
+      for (const [name, url] of Object.entries(destinations)) {
+        await kubectl('create', 'secret', 'generic', `to-${name}`, `--from-literal=url=${url}`);
+        await podAlert(`to-${name}`, { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'shop' } },
+          webhook: { secretRef: { name: `to-${name}`, key: 'url' } } });
+      }
+      for (const name of Object.keys(destinations)) {
+        const status = await statusOf(`to-${name}`, (s) => s.conditions?.some((c: any) => c.type === 'WebhookDelivered'),
+          'WebhookDelivered reported');
+        const delivered = status.conditions.find((c: any) => c.type === 'WebhookDelivered');
+        assert.equal(delivered.reason, 'DestinationRefused', name);
+        assert.match(delivered.message, /^the webhook destination was refused by policy \(a [a-z -]+ (address|cluster);/i, name);
+        assert.ok(status.pendingNotifications.length >= 1, name);
+      }
+      assert.equal(postsFrom.get('to-loopback'), undefined, 'the refused loopback listener got a request');
+    } finally {
+      await controller.stop();
+      controller = await startOperator(cluster, namespace, ['podalert'], scratch);
+    }
+    // Listed (as the rest of this file runs), the same destination is delivered to.
+    await waitFor('to-loopback delivered once listed', () => (postsFrom.get('to-loopback') ?? 0) >= 1, { timeoutMs: 60_000 });
+  });
+
+  it('copies no log tail when the install turns log tails off', async () => {
+    await controller.stop();
+    controller = await startOperator(cluster, namespace, ['podalert'], scratch, { extraArgs: ['--podalert-log-tails=false'] });
+    try {
+      await serveLogs(cluster, { namespace, pod: 'tails' }, 'tails', ['restarted', 'waiting'], ['a secret in a log']);
+      await simulated('tails', 'crash-loop', undefined, 'tails');
+      await podAlert('no-tails', { gracePeriodSeconds: 0, logLines: 2, selector: { matchLabels: { team: 'tails' } } });
+      const status = await statusOf('no-tails', (s) => s.alerts?.[0]?.reason === 'CrashLoopBackOff', 'the crash loop listed');
+      assert.deepEqual(status.alerts.filter((a: any) => a.logTail !== undefined), []);
     } finally {
       await controller.stop();
       controller = await startOperator(cluster, namespace, ['podalert'], scratch);

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
-import type { ControllerOptions } from '../../api/flags.ts';
+import { keelsonFlags, parseBoolean, type ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
@@ -36,11 +36,16 @@ class PodAlertReconciler {
   private readonly pods;
   private readonly unhealthy: Gauge;
   private readonly destinations: DestinationPolicy;
+  /** Whether the install lets log tails be copied at all (--podalert-log-tails). */
+  private readonly logTails: boolean;
   /** When each PodAlert (uid/generation) last had its webhook Secret read with nothing to send. */
   private readonly secretChecked = new Map<string, number>();
 
   constructor(private readonly ctx: OperatorContext<ControllerOptions>) {
-    this.destinations = parseDestinations(ctx.settings.webhookAllowedDestinations);
+    this.destinations = parseDestinations(ctx.settings.webhookAllowedDestinations,
+      ctx.settings.webhookRefusedDestinations);
+    const logTails = ctx.settings.podAlertLogTails;
+    this.logTails = logTails === undefined || parseBoolean(keelsonFlags.podAlertLogTails.flag, logTails);
     this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
     this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
@@ -165,7 +170,8 @@ class PodAlertReconciler {
       a.pod.metadata.name.localeCompare(b.pod.metadata.name));
     const listed = found.slice(0, maxListedAlerts);
     const logBytes = logShareBytes(listed.length);
-    const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem, spec.logLines,
+    const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem,
+      this.logTails ? spec.logLines : 0,
       logBytes, previous.find((p) => p.pod === pod.metadata.name))));
     return { alerts, unhealthy: new Set(found.map(({ pod }) => pod.metadata.name)), nextCrossing };
   }

@@ -4,7 +4,7 @@ import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { refusal, type DestinationPolicy } from './destination.ts';
+import { nameRefusal, refusal, type DestinationPolicy } from './destination.ts';
 import type { PodAlertStatus } from './schema.ts';
 
 /** The destination was refused before any connection was made. */
@@ -60,15 +60,17 @@ export async function post(url: string, body: object, policy: DestinationPolicy,
     throw new DestinationRefused(`the webhook URL must be http or https, not ${target.protocol.replace(/:$/, '')}`);
   }
   const host = target.hostname.replace(/^\[|\]$/g, '');
-  const literal = isIP(host) ? refusal(policy, host, host) : undefined;
-  if (literal) throw new DestinationRefused(literal);
+  const refused = isIP(host) ? refusal(policy, host, host) : nameRefusal(policy, host);
+  if (refused) throw new DestinationRefused(refused);
   const text = JSON.stringify(body);
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(target, { method: 'POST', lookup: checkedLookup(policy), signal: AbortSignal.timeout(timeoutMs),
       headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } }, resolve);
+    // Whether a port refused, reset or never answered is left unsaid: the message must not make a port scanner.
     req.on('error', (error: Error & { code?: string }) => reject(error instanceof DestinationRefused ? error
-      : new Error(`the webhook could not be reached (${error.code ?? error.name})`)));
+      : new Error(['ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '') ? 'the webhook\'s host name did not resolve'
+        : 'the webhook could not be reached (no connection, or no answer in time)')));
     req.end(text);
   });
   response.resume();

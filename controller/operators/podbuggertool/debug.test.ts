@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { matches, selectorString } from '../../runtime/selectors.ts';
-import { containerName, imageBaseName, refusalOf, securityContextFor, selectorOf } from './debug.ts';
+import { containerName, imageBaseName, parseDebugPolicy, policyRefusal, refusalOf, securityContextFor, selectorOf } from './debug.ts';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -64,5 +64,24 @@ describe('PodBuggerTool debug containers', () => {
   it('reports what the apiserver would refuse again, and retries a stale pod, throttling and server errors', () => {
     for (const status of [400, 403, 422]) assert.equal(refusalOf({ status, message: 'no' }), 'no');
     for (const status of [404, 409, 429, 500, 503]) assert.equal(refusalOf({ status, message: 'later' }), undefined);
+  });
+
+  it('allows by default every profile but netadmin and sysadmin, and any image', () => {
+    const policy = parseDebugPolicy(undefined, undefined);
+    assert.deepEqual(policy, { profiles: ['general', 'baseline', 'restricted'], imagePrefixes: [] });
+    assert.equal(policyRefusal(policy, { profile: 'general', image: 'anything/at:all' }), undefined);
+    assert.equal(policyRefusal(policy, { profile: 'sysadmin', image: 'busybox' })?.reason, 'ProfileNotAllowed');
+    assert.throws(() => parseDebugPolicy('general,root', undefined), /unknown root \(known: general, baseline/);
+  });
+
+  it('matches image prefixes only at a boundary of the reference', () => {
+    const policy = parseDebugPolicy('general', 'registry.corp/debug, busybox');
+    for (const image of ['registry.corp/debug/busybox:1', 'registry.corp/debug:1', 'busybox', 'busybox:1.36',
+      'busybox@sha256:00']) {
+      assert.equal(policyRefusal(policy, { profile: 'general', image }), undefined, image);
+    }
+    for (const image of ['registry.corp/debugger/x', 'registry.corp.evil/debug/x', 'busyboxx:1', 'evil/busybox']) {
+      assert.equal(policyRefusal(policy, { profile: 'general', image })?.reason, 'ImageNotAllowed', image);
+    }
   });
 });

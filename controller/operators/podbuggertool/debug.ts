@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { EphemeralContainer } from '../../runtime/core.ts';
 import type { LabelSelector } from '../../runtime/selectors.ts';
-import type { PodBuggerToolSpec } from './schema.ts';
+import { debugProfiles, privilegedProfiles, type PodBuggerToolSpec } from './schema.ts';
 
 /** The spec's selector: `label` ("key=value") as matchLabels, or `selector` as given. */
 export function selectorOf(spec: Pick<PodBuggerToolSpec, 'label' | 'selector'>): LabelSelector {
@@ -74,4 +74,46 @@ export function debugContainer(tool: string, spec: PodBuggerToolSpec, target: st
 export function refusalOf(error: { status: number; message: string }): string | undefined {
   const retried = [404, 409, 429];
   return error.status >= 400 && error.status < 500 && !retried.includes(error.status) ? error.message : undefined;
+}
+
+/** What the install lets any PodBuggerTool ask for, whatever its requester may do. */
+export interface DebugPolicy {
+  profiles: readonly string[];
+  /** Image references must start with one of these; empty allows any image. */
+  imagePrefixes: readonly string[];
+}
+
+/** Reads --podbuggertool-allowed-profiles and --podbuggertool-allowed-images; throws on a profile that does not exist. */
+export function parseDebugPolicy(profiles: string | undefined, images: string | undefined): DebugPolicy {
+  const list = (text: string | undefined) => (text ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const allowed = profiles === undefined ? debugProfiles.filter((p) => !(privilegedProfiles as readonly string[]).includes(p))
+    : list(profiles);
+  const unknown = allowed.filter((p) => !(debugProfiles as readonly string[]).includes(p));
+  if (unknown.length) {
+    throw new Error(`--podbuggertool-allowed-profiles: unknown ${unknown.join(', ')} (known: ${debugProfiles.join(', ')})`);
+  }
+  return { profiles: allowed, imagePrefixes: list(images) };
+}
+
+/**
+ * Whether `image` starts with `prefix` at a boundary of the reference: "registry.corp/debug" allows
+ * "registry.corp/debug/busybox:1" and "registry.corp/debug:1", not "registry.corp/debugger" nor "registry.corp.evil/x".
+ */
+function startsWithPrefix(image: string, prefix: string): boolean {
+  if (!image.startsWith(prefix)) return false;
+  return /[/:@]$/.test(prefix) || image.length === prefix.length || '/:@'.includes(image[prefix.length]!);
+}
+
+/** Why the install refuses this spec (nothing is added to any pod), or undefined. */
+export function policyRefusal(policy: DebugPolicy, spec: Pick<PodBuggerToolSpec, 'profile' | 'image'>):
+{ reason: string; message: string } | undefined {
+  if (!policy.profiles.includes(spec.profile)) {
+    return { reason: 'ProfileNotAllowed', message: `profile ${spec.profile} is not allowed by this install ` +
+      `(allowed: ${policy.profiles.join(', ') || 'none'}; an admin sets --podbuggertool-allowed-profiles)` };
+  }
+  if (policy.imagePrefixes.length && !policy.imagePrefixes.some((prefix) => startsWithPrefix(spec.image, prefix))) {
+    return { reason: 'ImageNotAllowed', message: `image ${spec.image} is not allowed by this install (allowed: images ` +
+      `under ${policy.imagePrefixes.join(', ')}; an admin sets --podbuggertool-allowed-images)` };
+  }
+  return undefined;
 }

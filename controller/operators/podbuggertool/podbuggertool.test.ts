@@ -44,7 +44,10 @@ before(async () => {
   cleanups.push(a.cleanup, b.cleanup);
   scratch = await mkdtemp(join(tmpdir(), 'keelson-pbt-test-'));
   await installCrds(cluster);
-  controller = await startOperator(cluster, namespace, ['podbuggertool'], scratch);
+  // An install that trusts netadmin and sysadmin (the default does not) and two image prefixes.
+  controller = await startOperator(cluster, namespace, ['podbuggertool'], scratch, { extraArgs: [
+    '--podbuggertool-allowed-profiles=general,netadmin,sysadmin',
+    '--podbuggertool-allowed-images=busybox,registry.local:5000/debug/'] });
 });
 after(async () => {
   await controller.stop();
@@ -149,6 +152,22 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
     const warnings = await events('too-powerful');
     assert.ok(warnings.some((e: any) => e.type === 'Warning' && e.reason === 'Refused'));
     assert.deepEqual(debugOf((await json('pod', 'guarded'))), []);
+  });
+
+  it('refuses a profile or an image the install does not allow: Ready=False, a Warning Event, no container', async () => {
+    await kubectl('run', 'policed', '--image=registry.example/app:1', '--labels=app=policed');
+    await kubectl('wait', '--for=condition=Ready', 'pod/policed', '--timeout=60s');
+    const refusedWith = (name: string, reason: string) => waitFor(`${name}: Ready=False ${reason}`, async () =>
+      (await json('pbt', name)).status?.conditions?.find((c: any) => c.type === 'Ready' && c.status === 'False' &&
+        c.reason === reason));
+    await tool('unlisted-profile', { label: 'app=policed', image: 'busybox:1.36', profile: 'restricted' });
+    await tool('unlisted-image', { label: 'app=policed', image: 'busybox.evil.example/busybox:1' });
+    assert.match((await refusedWith('unlisted-profile', 'ProfileNotAllowed')).message,
+      /profile restricted is not allowed by this install \(allowed: general, netadmin, sysadmin;/);
+    assert.match((await refusedWith('unlisted-image', 'ImageNotAllowed')).message,
+      /image busybox\.evil\.example\/busybox:1 is not allowed by this install \(allowed: images under busybox, registry/);
+    assert.ok((await events('unlisted-image')).some((e: any) => e.type === 'Warning' && e.reason === 'ImageNotAllowed'));
+    assert.deepEqual(debugOf(await json('pod', 'policed')), []);
   });
 
   it('left the pod with the same label in another namespace alone, and was never denied by RBAC', async () => {

@@ -1,6 +1,7 @@
 // PodBuggerTool: every running, ready pod in its namespace that matches gets one debug ephemeral container from it,
 // appended through pods/ephemeralcontainers (ephemeral containers can be neither changed nor removed). Pods not
 // ready yet are left until their next change; a pod recreated under the same name is a new pod and gets one too.
+import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { EphemeralContainer, Pod } from '../../runtime/core.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
@@ -11,7 +12,8 @@ import { kindType, types, type KubeObject } from '../../runtime/resources.ts';
 import { timestamp, writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
-import { containerName, debugContainer, markerVariable, refusalOf, selectorOf } from './debug.ts';
+import { containerName, debugContainer, markerVariable, parseDebugPolicy, policyRefusal, refusalOf, selectorOf,
+  type DebugPolicy } from './debug.ts';
 import { permissions } from './permissions.ts';
 import { PodBuggerTool, type PodBuggerToolResource, type PodBuggerToolStatus } from './schema.ts';
 
@@ -38,7 +40,7 @@ class PodBuggerToolReconciler {
   private readonly tools;
   private readonly pods;
 
-  constructor(private readonly ctx: OperatorContext) {
+  constructor(private readonly ctx: OperatorContext, private readonly policy: DebugPolicy) {
     this.tools = ctx.cache.informer<PodBuggerToolResource>(toolType, ctx.namespace, ctx.client);
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
   }
@@ -56,6 +58,14 @@ class PodBuggerToolReconciler {
     if (problems.length) {
       await this.report(tool, { observedGeneration: generation }, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
         observedGeneration: generation, message: problems.join('; ') });
+      return;
+    }
+    const notAllowed = policyRefusal(this.policy, spec);
+    if (notAllowed) {
+      // Nothing is added to any pod; what was added before stays, since ephemeral containers cannot be removed.
+      await this.ctx.events.record(tool, 'Warning', notAllowed.reason, notAllowed.message);
+      await this.report(tool, { observedGeneration: generation }, { type: 'Ready', status: 'False', ...notAllowed,
+        observedGeneration: generation });
       return;
     }
 
@@ -128,11 +138,12 @@ class PodBuggerToolReconciler {
   }
 }
 
-export const podBuggerToolOperator: Operator = {
+export const podBuggerToolOperator: Operator<ControllerOptions> = {
   name: 'podbuggertool',
   permissions,
   setup(ctx) {
-    const reconciler = new PodBuggerToolReconciler(ctx);
+    const reconciler = new PodBuggerToolReconciler(ctx, parseDebugPolicy(ctx.settings.podBuggerToolAllowedProfiles,
+      ctx.settings.podBuggerToolAllowedImages));
     ctx.addController({
       name: 'podbuggertool',
       for: toolType,
