@@ -1,5 +1,7 @@
 // Commands in a pod's container through pods/exec, as `kubectl exec` runs them: a WebSocket to the apiserver that
-// carries stdin (closed when sent, on the v5 channel protocol), stdout, stderr and the exit status.
+// carries stdin (closed when sent, on the v5 channel protocol), stdout, stderr and the exit status. What a container
+// writes is the container's choice, not ours: output past a cap aborts the command, so that one container writing
+// without end cannot run the controller, and every operator in it, out of memory.
 import { Readable, Writable } from 'node:stream';
 import type { KubeConfig, V1Status } from '@kubernetes/client-node';
 import { Exec } from '@kubernetes/client-node/dist/exec.js';
@@ -13,7 +15,12 @@ export interface ExecRequest {
   stdin?: Buffer;
   /** The command is abandoned (and the call rejects) after this long. Default 60 s. */
   timeoutMs?: number;
+  /** The command is abandoned (and the call rejects with ExecOutputExceeded) once stdout and stderr pass this. Default 1 MiB. */
+  maxOutputBytes?: number;
 }
+
+/** The command wrote more than the cap: it was abandoned. */
+export class ExecOutputExceeded extends Error {}
 
 export interface ExecResult {
   exitCode: number;
@@ -21,8 +28,14 @@ export interface ExecResult {
   stderr: string;
 }
 
-function collector(chunks: Buffer[]): Writable {
-  return new Writable({ write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done(); } });
+/** Keeps what is written while `room` allows; calls `overflow` (once) when it no longer does. */
+function collector(chunks: Buffer[], room: { bytes: number }, overflow: () => void): Writable {
+  return new Writable({ write(chunk: Buffer, _encoding, done) {
+    room.bytes -= chunk.length;
+    if (room.bytes >= 0) chunks.push(chunk);
+    else overflow();
+    done();
+  } });
 }
 
 /** The exit code a finished command's status reports, or undefined when the status is not an exit at all. */
@@ -38,6 +51,8 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
   const err: Buffer[] = [];
   const path = `/api/v1/namespaces/${request.namespace}/pods/${request.pod}/exec`;
   const timeoutMs = request.timeoutMs ?? 60_000;
+  const maxOutputBytes = request.maxOutputBytes ?? 1024 * 1024;
+  const room = { bytes: maxOutputBytes };
   const stdin = request.stdin ? Readable.from([request.stdin]) : null;
   let socket: Awaited<ReturnType<Exec['exec']>> | undefined;
   signal?.throwIfAborted();
@@ -48,6 +63,11 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
       timer = setTimeout(() => reject(new Error(`exec in ${request.pod}/${request.container}: no exit ` +
         `within ${timeoutMs}ms`)), timeoutMs);
       abandon = () => reject(signal!.reason);
+      const overflow = () => {
+        reject(new ExecOutputExceeded(`exec in ${request.pod}/${request.container}: the command wrote more than ` +
+          `${maxOutputBytes} bytes; abandoned`));
+        socket?.terminate();
+      };
       signal?.addEventListener('abort', abandon, { once: true });
       const finish = (status: V1Status) => {
         const exitCode = exitCodeOf(status);
@@ -57,8 +77,8 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
         }
         resolve({ exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
       };
-      new Exec(config).exec(request.namespace, request.pod, request.container, request.command, collector(out),
-        collector(err), stdin, false, finish).then((ws) => {
+      new Exec(config).exec(request.namespace, request.pod, request.container, request.command,
+        collector(out, room, overflow), collector(err, room, overflow), stdin, false, finish).then((ws) => {
         socket = ws;
         ws.on('close', () => {
           reject(new Error(`exec in ${request.pod}/${request.container}: the stream closed without an exit status`));

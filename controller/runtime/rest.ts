@@ -176,9 +176,9 @@ export class RestClient {
     return readBody(await this.open({ timeoutMs: 30_000, ...spec }));
   }
 
-  /** Runs a command in a container (pods/exec), with the same credentials. */
+  /** Runs a command in a container (pods/exec), with the same credentials, abandoned with the work it is done for. */
   exec(request: ExecRequest): Promise<ExecResult> {
-    return execInPod(this.config, request);
+    return execInPod(this.config, request, signalFor());
   }
 
   close(): void {

@@ -302,12 +302,17 @@ describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(clust
       pod('java', { name: 'app', image: java, imagePullPolicy: 'Never', volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] },
         [{ name: 'tmp', emptyDir: {} }]),
       pod('client', { name: 'client', image: tools, imagePullPolicy: 'Never', command: ['sleep', '3600'] }),
+      // A container whose `sh` (the first on its PATH) writes without end, as a hostile or broken image's may.
+      pod('flood', { name: 'flood', image: tools, imagePullPolicy: 'Never', env: [{ name: 'PATH', value: '/flood:/bin:/usr/bin' }],
+        volumeMounts: [{ name: 'flood', mountPath: '/flood' }], command: ['/bin/sh', '-c',
+          'printf "#!/bin/busybox sh\\nexec /bin/busybox yes flood\\n" > /flood/sh && chmod +x /flood/sh && exec sleep 3600'] },
+      [{ name: 'flood', emptyDir: {} }]),
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jmx' }, data: { 'config.yaml': 'rules:\n- pattern: ".*"\n' } },
     ] }) });
-    for (const name of ['java', 'client']) {
+    for (const name of ['java', 'client', 'flood']) {
       await waitForPod(cluster, real, name, 'Running', (p) => p.status?.phase === 'Running' && isReady(p));
     }
-    realController = await startOperator(cluster, real, ['prometheusjmxexporter'], scratch);
+    realController = await startOperator(cluster, real, ['prometheusjmxexporter', 'podalert'], scratch);
   });
   after(() => realController?.stop());
 
@@ -334,5 +339,21 @@ describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(clust
       return !/^java_lang_Memory_HeapMemoryUsage_used /m.test(metrics) && /^java_lang_Threading_ThreadCount /m.test(metrics);
     }, { timeoutMs: 60_000 });
   });
-});
 
+  it('abandons an exec whose output has no end: memory stays bounded, the pod is reported, other operators go on', async () => {
+    const rssBefore = await realController.metric('process_resident_memory_bytes');
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PrometheusJmxExporter', metadata: { name: 'flood', namespace: real },
+      spec: { labelSelector: { app: 'flood' }, port: 9405, config: { configMapName: 'jmx', configMapKey: 'config.yaml' } } });
+    const reason = await waitFor('the flooding pod skipped', async () => (await cluster.getJson(real, 'pje', 'flood'))
+      ?.status?.skippedPods?.find((s: { pod: string }) => s.pod === 'flood')?.reason, { timeoutMs: 60_000 });
+    assert.match(reason, /^exec in flood\/flood: the command wrote more than 1048576 bytes; abandoned$/);
+    const growth = (await realController.metric('process_resident_memory_bytes')) - rssBefore;
+    assert.ok(growth < 64 * 1024 * 1024, `the controller grew by ${Math.round(growth / 1024 / 1024)} MiB`);
+    const failed = (await cluster.getJson(real, 'events.events.k8s.io', '--field-selector', 'regarding.name=flood'))?.items ?? [];
+    assert.ok(failed.some((e: { reason: string }) => e.reason === 'JmxExporterFailed'), 'no Warning Event on the pod');
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert', metadata: { name: 'after-flood', namespace: real },
+      spec: { alerts: { checkRunningPods: true }, logLines: 0 } });
+    await waitFor('PodAlert to reconcile after the flood', async () =>
+      (await cluster.getJson(real, 'pa', 'after-flood'))?.status?.lastEvaluationTime, { timeoutMs: 30_000 });
+  });
+});

@@ -10,6 +10,7 @@ import type { Pod } from '../../runtime/core.ts';
 import { applyIfChanged, isControlledBy, type Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
+import { ExecOutputExceeded } from '../../runtime/exec.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { primariesConcerning } from '../../runtime/mappers.ts';
@@ -194,7 +195,10 @@ class PrometheusJmxExporterReconciler {
 
   private async run(pod: Pod, container: string, script: string, args: string[], stdin?: Buffer): Promise<string> {
     const result = await this.ctx.client.exec(types.pods, { namespace: pod.metadata.namespace!, pod: pod.metadata.name,
-      container, command: ['sh', '-c', script, 'keelson', ...args], stdin });
+      container, command: ['sh', '-c', script, 'keelson', ...args], stdin }).catch((error: unknown) => {
+      // The same container would write as much again: a refusal of this pod, not an error to retry.
+      throw error instanceof ExecOutputExceeded ? new PodRefusal(error.message) : error;
+    });
     if (result.exitCode !== 0) {
       throw new PodRefusal((result.stderr.trim() || `exit code ${result.exitCode}`).slice(0, 500));
     }
