@@ -113,7 +113,8 @@ export class Informer<T extends KubeObject> {
     this.label = `${type.resource}${type.group ? `.${type.group}` : ''}${namespace ? ` in ${namespace}` : ''}` +
       (labelSelector ? ` (${labelSelector})` : '');
     this.streamInitialState = options.initialState === 'stream';
-    metrics.watchSilenceSources.set(this.label, () => (Date.now() - this.lastHeard) / 1000);
+    metrics.informerSources.set(this.label, { silenceSeconds: () => (Date.now() - this.lastHeard) / 1000,
+      objects: () => this.store.size });
   }
 
   get hasSynced(): boolean {
@@ -185,7 +186,7 @@ export class Informer<T extends KubeObject> {
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.running;
-    this.metrics.watchSilenceSources.delete(this.label);
+    this.metrics.informerSources.delete(this.label);
   }
 
   private emit(event: keyof InformerHandler<T>, ...args: T[]): void {

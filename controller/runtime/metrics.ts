@@ -12,8 +12,8 @@ interface WorkInProgress {
 
 export class Metrics {
   readonly registry = new Registry();
-  /** Per informer, how long its watch has been silent; read when /metrics is scraped. */
-  readonly watchSilenceSources = new Map<string, () => number>();
+  /** Per informer, how long its watch has been silent and how many objects it holds; read when /metrics is scraped. */
+  readonly informerSources = new Map<string, { silenceSeconds: () => number; objects: () => number }>();
   /** Per controller, its queue's work in progress; read when /metrics is scraped. */
   readonly workInProgressSources = new Map<string, WorkInProgress>();
 
@@ -56,7 +56,12 @@ export class Metrics {
   readonly watchSilence = new Gauge({ name: 'keelson_watch_seconds_since_last_event', registers: [this.registry],
     help: 'Seconds since the informer last heard from its watch (events and bookmarks)', labelNames: ['resource'],
     collect: () => {
-      for (const [resource, seconds] of this.watchSilenceSources) this.watchSilence.set({ resource }, seconds());
+      for (const [resource, { silenceSeconds }] of this.informerSources) this.watchSilence.set({ resource }, silenceSeconds());
+    } });
+  readonly cacheObjects = new Gauge({ name: 'keelson_cache_objects', registers: [this.registry],
+    help: 'Objects an informer holds in the cache, per informer (its resource, namespace and label selector)',
+    labelNames: ['resource'], collect: () => {
+      for (const [resource, { objects }] of this.informerSources) this.cacheObjects.set({ resource }, objects());
     } });
   readonly clientRequests = new Counter({ name: 'keelson_client_requests_total', registers: [this.registry],
     help: 'API requests made by the controller, by verb, resource and HTTP status', labelNames: ['verb', 'resource', 'code'] });

@@ -17,9 +17,19 @@ interface Deployment extends KubeObject {
 }
 
 const tdsetType = kindType(TDSet);
+const managedBy = 'app.kubernetes.io/managed-by';
+/**
+ * The cache holds only the Deployments and Services Keelson labelled, and of them what the reconcile compares: a
+ * cluster's other workloads, however many, cost nothing. One of the TDSet's names that the cache lacks is read from
+ * the API before anything is written, so a stranger's object (or ours, stripped of its label) is never overwritten
+ * unseen.
+ */
+const deploymentView = { labelSelector: `${managedBy}=keelson`,
+  keep: ['spec', 'status.observedGeneration', 'status.replicas', 'status.updatedReplicas', 'status.availableReplicas'] };
+const serviceView = { labelSelector: `${managedBy}=keelson`, keep: ['spec'] };
 
 export function labelsFor(name: string): Record<string, string> {
-  return { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'keelson' };
+  return { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': name, [managedBy]: 'keelson' };
 }
 
 export function deploymentFor(tdset: TDSetResource & Owner, spec: TDSetSpec, replicas: number): Deployment {
@@ -62,8 +72,8 @@ class TDSetReconciler {
 
   constructor(private readonly ctx: OperatorContext) {
     this.tdsets = ctx.cache.informer<TDSetResource>(tdsetType, ctx.namespace, ctx.client);
-    this.deployments = ctx.cache.informer<Deployment>(types.deployments, ctx.namespace, ctx.client);
-    this.services = ctx.cache.informer<KubeObject>(types.services, ctx.namespace, ctx.client);
+    this.deployments = ctx.cache.informer<Deployment>(types.deployments, ctx.namespace, ctx.client, deploymentView);
+    this.services = ctx.cache.informer<KubeObject>(types.services, ctx.namespace, ctx.client, serviceView);
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
@@ -86,8 +96,10 @@ class TDSetReconciler {
       ...(next ? { nextTransitionTime: timestamp(next) } : {}) };
 
     const name = tdset.metadata.name;
-    const current = this.deployments.get(keyOf(request));
-    const service = this.services.get(keyOf(request));
+    const current = this.deployments.get(keyOf(request)) ??
+      await this.ctx.client.get<Deployment>(types.deployments, request.namespace, name);
+    const service = this.services.get(keyOf(request)) ??
+      (spec.service ? await this.ctx.client.get<KubeObject>(types.services, request.namespace, name) : undefined);
     const foreign = [current && !isControlledBy(current, tdset) ? `Deployment ${name}` : undefined,
       spec.service && service && !isControlledBy(service, tdset) ? `Service ${name}` : undefined].filter(Boolean);
     if (foreign.length) {
@@ -168,7 +180,7 @@ export const tdsetOperator: Operator = {
     ctx.addController({
       name: 'tdset',
       for: tdsetType,
-      owns: [types.deployments, types.services],
+      owns: [{ type: types.deployments, view: deploymentView }, { type: types.services, view: serviceView }],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

@@ -173,6 +173,30 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     { timeoutMs: 60_000 });
   });
 
+  it('takes back its Deployment when someone strips Keelson\'s label from it', async () => {
+    await cluster.kubectl(['apply', '-f', '-'], { input: tdset('relabel') });
+    await replicasOf('relabel', 3);
+    await kubectl('label', 'deployment', 'relabel', 'app.kubernetes.io/managed-by-');
+    await waitFor('the label back', async () =>
+      (await get('deployment', 'relabel'))?.metadata.labels['app.kubernetes.io/managed-by'] === 'keelson');
+  });
+
+  it('caches only its own Deployments among 5,000 it does not own, and still runs new ones', async () => {
+    const crowd = Array.from({ length: 5000 }, (_, i) => ({ apiVersion: 'apps/v1', kind: 'Deployment',
+      metadata: { name: `crowd-${i}`, labels: { app: 'crowd' } }, spec: { replicas: 0, selector: { matchLabels: { app: 'crowd' } },
+        template: { metadata: { labels: { app: 'crowd' } }, spec: { containers: [{ name: 'app', image: 'registry.example/crowd:1' }] } } } }));
+    await cluster.kubectl(['create', '-n', namespace, '-f', '-', '-o', 'name'],
+      { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crowd }) });
+    await cluster.kubectl(['apply', '-f', '-'], { input: tdset('after-crowd') });
+    await replicasOf('after-crowd', 3);
+    const own = (await json('deployments', '-l', 'app.kubernetes.io/managed-by=keelson')).items.length;
+    const all = (await json('deployments')).items.length;
+    assert.ok(all >= 5000 + own, `${all} Deployments in the namespace`);
+    const cached = await controller.metric('keelson_cache_objects',
+      { resource: `deployments.apps in ${namespace} (app.kubernetes.io/managed-by=keelson)` });
+    assert.equal(cached, own);
+  });
+
   it('never met a 403', async () => {
     assert.equal(await controller.metric('keelson_client_requests_total', { code: '403' }), 0);
     assert.deepEqual(controller.logs.filter((l) => /forbidden/i.test(JSON.stringify(l))), []);
