@@ -14,11 +14,17 @@ export interface RuntimeOptions {
   namespace?: string;
   /** host:port for /metrics; "0" turns it off. */
   metricsBindAddress: string;
+  /** Serve /metrics over HTTPS, to scrapers whose token may get /metrics only. */
+  metricsSecure: boolean;
+  /** Where tls.crt and tls.key for secure metrics are (a mounted Secret); default a self-signed certificate. */
+  metricsCertDir?: string;
   /** host:port for /healthz and /readyz; "0" turns it off. */
   healthProbeBindAddress: string;
   leaderElect: boolean;
   /** Where the leader-election Lease lives; default the Pod's namespace. */
   leaderElectionNamespace?: string;
+  /** The Lease's name; default the program's (keelson-controller-leader). */
+  leaderElectionId?: string;
   kubeconfig?: string;
   logLevel: LogLevel;
 }
@@ -36,12 +42,19 @@ export function runtimeFlags(envPrefix = 'KEELSON'): Record<keyof RuntimeOptions
     namespace: { flag: 'namespace', env: `${envPrefix}_NAMESPACE`, help: 'watch only this namespace (default all)' },
     metricsBindAddress: { flag: 'metrics-bind-address', env: `${envPrefix}_METRICS_BIND_ADDRESS`,
       help: 'address for /metrics, e.g. :8080; 0 turns it off (default :8080)' },
+    metricsSecure: { flag: 'metrics-secure', env: `${envPrefix}_METRICS_SECURE`,
+      help: 'serve /metrics over HTTPS to scrapers allowed to get /metrics, checked by TokenReview and ' +
+        'SubjectAccessReview (default false)' },
+    metricsCertDir: { flag: 'metrics-cert-dir', env: `${envPrefix}_METRICS_CERT_DIR`,
+      help: 'directory with tls.crt and tls.key for secure metrics (default a self-signed certificate)' },
     healthProbeBindAddress: { flag: 'health-probe-bind-address', env: `${envPrefix}_HEALTH_PROBE_BIND_ADDRESS`,
       help: 'address for /healthz and /readyz; 0 turns it off (default :8081)' },
     leaderElect: { flag: 'leader-elect', env: `${envPrefix}_LEADER_ELECT`,
       help: 'take a coordination.k8s.io Lease so only one replica reconciles (default false)' },
     leaderElectionNamespace: { flag: 'leader-election-namespace', env: 'POD_NAMESPACE',
       help: 'namespace of the leader-election Lease (default the Pod\'s namespace)' },
+    leaderElectionId: { flag: 'leader-election-id', env: `${envPrefix}_LEADER_ELECTION_ID`,
+      help: 'name of the leader-election Lease: one per Deployment (default keelson-controller-leader)' },
     kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', help: 'kubeconfig file (default in-cluster configuration)' },
     logLevel: { flag: 'log-level', env: `${envPrefix}_LOG_LEVEL`, help: 'debug, info, warn or error (default info)' },
   };
@@ -94,7 +107,8 @@ export function parseControllerFlags<Extra extends string = never>(argv: string[
   const specs: Record<string, FlagSpec> = { ...runtime, ...extra };
   const options = Object.fromEntries(Object.values(specs).map((s) => [s.flag, { type: 'string' as const }]));
   // Boolean flags stand alone (--leader-elect) or take a value (--leader-elect=false), as in controller-runtime.
-  const args = argv.map((arg) => arg.slice(2) === runtime.leaderElect.flag ? `${arg}=true` : arg);
+  const booleans = [runtime.leaderElect.flag, runtime.metricsSecure.flag];
+  const args = argv.map((arg) => booleans.includes(arg.slice(2)) ? `${arg}=true` : arg);
   const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
   const read = (key: string): string | undefined => {
     const spec = specs[key]!;
@@ -109,14 +123,20 @@ export function parseControllerFlags<Extra extends string = never>(argv: string[
   if (!(logLevels as readonly string[]).includes(logLevel)) {
     throw new Error(`--log-level must be one of ${logLevels.join(', ')}, not "${logLevel}"`);
   }
-  const leaderElect = read('leaderElect');
+  const flag = (key: 'leaderElect' | 'metricsSecure') => {
+    const value = read(key);
+    return value === undefined ? false : parseBoolean(runtime[key].flag, value);
+  };
   return {
     controllers,
     namespace: read('namespace'),
     metricsBindAddress: read('metricsBindAddress') ?? ':8080',
+    metricsSecure: flag('metricsSecure'),
+    metricsCertDir: read('metricsCertDir'),
     healthProbeBindAddress: read('healthProbeBindAddress') ?? ':8081',
-    leaderElect: leaderElect === undefined ? false : parseBoolean(runtime.leaderElect.flag, leaderElect),
+    leaderElect: flag('leaderElect'),
     leaderElectionNamespace: read('leaderElectionNamespace'),
+    leaderElectionId: read('leaderElectionId'),
     kubeconfig: read('kubeconfig'),
     logLevel: logLevel as LogLevel,
     ...Object.fromEntries(Object.keys(extra).map((key) => [key, read(key)])),

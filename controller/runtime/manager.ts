@@ -1,7 +1,9 @@
 // The manager runs operators: it owns the client, the shared cache, the metrics and health servers and leader
 // election, starts each operator's controllers once the caches have synced (and, electing a leader, once this
 // process leads), and on shutdown stops taking work, lets reconciles in flight finish, and releases the lease.
+import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -16,7 +18,9 @@ import { LeaderElector } from './leader.ts';
 import { Metrics } from './metrics.ts';
 import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
 import { RestClient } from './rest.ts';
-import { boundPort, serveHealth, serveMetrics } from './servers.ts';
+import { boundPort, serveHealth, serveMetrics, type SecureServing } from './servers.ts';
+import { selfSignedCertificate } from './certificate.ts';
+import { MetricsAuthorizer, metricsAuthPermissions } from './metrics-auth.ts';
 
 /** What an operator gets to work with: only the calls it declared, and the shared cache. */
 export interface OperatorContext<Settings = unknown> {
@@ -45,6 +49,10 @@ export interface ManagerOptions<Settings = undefined> {
   namespace?: string;
   /** host:port of /metrics; "0" turns it off. @default :8080 */
   metricsBindAddress?: string;
+  /** /metrics over HTTPS, to scrapers allowed to get /metrics only (TokenReview, SubjectAccessReview). @default false */
+  metricsSecure?: boolean;
+  /** tls.crt and tls.key for secure metrics. @default a self-signed certificate made at start */
+  metricsCertDir?: string;
   /** host:port of /healthz and /readyz; "0" turns them off. @default :8081 */
   healthProbeBindAddress?: string;
   /** Reconcile only while holding a coordination.k8s.io Lease, so one replica works at a time. @default false */
@@ -82,7 +90,8 @@ export class Manager<Settings = undefined> {
     this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
     this.leaseName = options.leaseName ?? 'keelson-controller-leader';
     this.rest = new RestClient(config, `${options.userAgent ?? 'keelson'}/${this.identity}`);
-    const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions];
+    const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions,
+      ...(options.metricsSecure ? metricsAuthPermissions : [])];
     this.client = new Client(this.rest, declared, options.fieldManager ?? 'keelson', (verb, type, code) =>
       this.metrics.clientRequests.inc({ verb, resource: type.resource, code: String(code) }));
     this.cache = new Cache(this.client, this.metrics, log, { ...defaultInformerOptions, ...options.informers });
@@ -119,7 +128,7 @@ export class Manager<Settings = undefined> {
   async run(signal: AbortSignal): Promise<number> {
     let stopping = false;
     const started = await Promise.allSettled([
-      serveMetrics(this.options.metricsBindAddress ?? ':8080', this.metrics.registry),
+      this.secureServing().then((secure) => serveMetrics(this.options.metricsBindAddress ?? ':8080', this.metrics.registry, secure)),
       serveHealth(this.options.healthProbeBindAddress ?? ':8081', {
         healthz: () => undefined,
         readyz: () => {
@@ -177,6 +186,17 @@ export class Manager<Settings = undefined> {
       this.log.info({ exitCode }, 'stopped');
     }
     return exitCode;
+  }
+
+  /** TLS and the scraper check for /metrics, when metricsSecure asks for them. */
+  private async secureServing(): Promise<SecureServing | undefined> {
+    if (!this.options.metricsSecure) return undefined;
+    const dir = this.options.metricsCertDir;
+    const { cert, key } = dir
+      ? { cert: await readFile(join(dir, 'tls.crt'), 'utf8'), key: await readFile(join(dir, 'tls.key'), 'utf8') }
+      : selfSignedCertificate(this.identity, [hostname(), 'localhost', '127.0.0.1', '::1']);
+    const authorizer = new MetricsAuthorizer(this.client.scoped(metricsAuthPermissions));
+    return { cert, key, authorize: (authorization) => authorizer.check(authorization) };
   }
 
   private async closeServers(): Promise<void> {

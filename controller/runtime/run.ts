@@ -49,7 +49,8 @@ export async function runController<Extra extends string = never>(argv: string[]
   try {
     const chosen = operators.filter((o) => options.controllers.includes(o.name));
     const manager = new Manager(await loadKubeConfig(options.kubeconfig), log, chosen,
-      { ...options, ...names, identity: env.POD_NAME, informers: informerSettings(env), settings: options });
+      { ...options, ...names, ...(options.leaderElectionId ? { leaseName: options.leaderElectionId } : {}),
+        identity: env.POD_NAME, informers: informerSettings(env), settings: options });
     return await manager.run(stop.signal);
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { get as httpsGet } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { policyRules } from '../../charts/rbac.ts';
@@ -14,6 +16,7 @@ import { waitFor } from '../../test/support/wait.ts';
 import { pino } from 'pino';
 import { Client } from './client.ts';
 import { LeaderElector, type Lease } from './leader.ts';
+import { metricsAuthPermissions } from './metrics-auth.ts';
 import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
 import { RestClient } from './rest.ts';
 
@@ -378,6 +381,51 @@ describe('controller runtime', () => {
       await Promise.all([leader.stop(), follower.stop()]);
       // Every later leader would reconcile it, for 20 s, at start.
       await cluster.kubectl(['delete', 'configmap', 'long-drain', '-n', namespace, '--ignore-not-found']);
+    }
+  });
+
+  it('serves /metrics over HTTPS only to a token whose user may get /metrics', async () => {
+    const reader = `metrics-reader-${namespace}`;
+    await cluster.kubectl(['create', 'serviceaccount', 'scraper', '-n', namespace]);
+    await cluster.kubectl(['create', 'serviceaccount', 'stranger', '-n', namespace]);
+    await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      ...[[reader, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }], 'scraper'],
+        [`${reader}-auth`, policyRules(metricsAuthPermissions), 'fixture-secure']].flatMap(([name, rules, account]) => [
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+          subjects: [{ kind: 'ServiceAccount', name: account, namespace }] }]),
+    ] }) });
+    const secure = await account('fixture-secure');
+    await grant('fixture-secure');
+    const fixture = await startFixture(secure, ['--metrics-secure']);
+    try {
+      const port = await fixture.port('metrics');
+      const scrape = (token?: string) => new Promise<{ status: number; body: string; san: string }>((resolve, reject) => {
+        const req = httpsGet({ host: '127.0.0.1', port, path: '/metrics', rejectUnauthorized: false,
+          headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+          const san = (res.socket as TLSSocket).getPeerX509Certificate()?.subjectAltName ?? '';
+          let body = '';
+          res.on('data', (chunk) => (body += chunk)).on('end', () => resolve({ status: res.statusCode!, body, san }));
+        });
+        req.on('error', reject);
+      });
+      const token = async (name: string) => (await cluster.kubectl(['create', 'token', name, '-n', namespace])).stdout.trim();
+      const none = await scrape();
+      assert.deepEqual([none.status, none.body], [401, 'a bearer token is required\n']);
+      assert.match(none.san, /IP Address:127\.0\.0\.1/);
+      assert.equal((await scrape('not-a-token')).status, 401);
+      const stranger = await scrape(await token('stranger'));
+      assert.deepEqual([stranger.status, stranger.body],
+        [403, `system:serviceaccount:${namespace}:stranger may not get /metrics\n`]);
+      const allowed = await scrape(await token('scraper'));
+      assert.equal(allowed.status, 200);
+      assert.match(allowed.body, /^controller_runtime_reconcile_total/m);
+      assert.equal(await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.status, () => 'refused'), 'refused',
+        'plain HTTP was served');
+    } finally {
+      await fixture.stop();
+      await cluster.kubectl(['delete', 'clusterrole,clusterrolebinding', reader, `${reader}-auth`, '--ignore-not-found']);
     }
   });
 

@@ -1,5 +1,7 @@
-// /metrics, and /healthz and /readyz, each on the address its flag gives ("0" turns a server off).
-import { createServer, type Server } from 'node:http';
+// /metrics, and /healthz and /readyz, each on the address its flag gives ("0" turns a server off). /metrics may be
+// served over HTTPS to authenticated, authorized scrapers only (see metrics-auth.ts); probes stay plain HTTP.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
@@ -14,20 +16,34 @@ export function parseBindAddress(address: string): { host: string | undefined; p
   return { host: host || undefined, port };
 }
 
-type Handler = () => Promise<{ status: number; type: string; body: string }>;
+type Handler = (req: IncomingMessage) => Promise<{ status: number; type: string; body: string }>;
 
-async function serve(address: string, routes: Record<string, Handler>): Promise<Server | undefined> {
+/** TLS and a gate for every request: how secure metrics are served. */
+export interface SecureServing {
+  cert: string;
+  key: string;
+  /** 200 to serve, or the status and reason to answer with instead. */
+  authorize(authorization: string | undefined): Promise<{ status: number; reason?: string }>;
+}
+
+async function serve(address: string, routes: Record<string, Handler>, secure?: SecureServing): Promise<Server | undefined> {
   const bind = parseBindAddress(address);
   if (!bind) return undefined;
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const route = routes[(req.url ?? '/').split('?')[0]!];
     if (!route || req.method !== 'GET') {
       res.writeHead(404).end('not found\n');
       return;
     }
-    route().then(({ status, type, body }) => res.writeHead(status, { 'Content-Type': type }).end(body),
-      (error: Error) => res.writeHead(500).end(`${error.message}\n`));
-  });
+    const verdict: Promise<{ status: number; reason?: string }> = secure ? secure.authorize(req.headers.authorization)
+      : Promise.resolve({ status: 200 });
+    verdict.then((gate) => gate.status === 200 ? route(req)
+      : { status: gate.status, type: 'text/plain', body: `${gate.reason ?? 'refused'}\n` })
+      .then(({ status, type, body }) => res.writeHead(status, { 'Content-Type': type }).end(body),
+        (error: Error) => res.writeHead(500).end(`${error.message}\n`));
+  };
+  const server = secure ? createTlsServer({ cert: secure.cert, key: secure.key, minVersion: 'TLSv1.2' }, handle)
+    : createServer(handle);
   await new Promise<void>((resolve, reject) => server.listen(bind.port, bind.host, resolve).once('error', reject));
   return server;
 }
@@ -36,10 +52,10 @@ export function boundPort(server: Server | undefined): number | undefined {
   return (server?.address() as AddressInfo | null)?.port;
 }
 
-export function serveMetrics(address: string, registry: Registry): Promise<Server | undefined> {
+export function serveMetrics(address: string, registry: Registry, secure?: SecureServing): Promise<Server | undefined> {
   return serve(address, {
     '/metrics': async () => ({ status: 200, type: registry.contentType, body: await registry.metrics() }),
-  });
+  }, secure);
 }
 
 /** Health checks: each returns undefined when fine, or why not. */

@@ -50,8 +50,8 @@ export class ControllerProcess {
     return new ControllerProcess(child);
   }
 
-  /** The port the controller says (in its "starting" line) it serves `server` on. */
-  private port(server: 'metrics' | 'health'): Promise<number> {
+  /** The port a server of the process listens on, from its log. */
+  port(server: 'metrics' | 'health'): Promise<number> {
     return waitFor(`the controller serving ${server}`, () => {
       if (this.child.exitCode !== null) throw new GiveUp(`controller exited: ${this.describe()}`);
       return this.logs.find((l) => l.msg === 'starting')?.[server] as number | undefined;
