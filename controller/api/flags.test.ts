@@ -10,7 +10,8 @@ describe('controller flags', () => {
   it('take defaults, then the environment, then flags', () => {
     const defaults = parseControllerFlags([], {}, known);
     assert.deepEqual(defaults, { controllers: known, namespace: undefined, metricsBindAddress: ':8080',
-      healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, kubeconfig: undefined,
+      metricsSecure: false, metricsCertDir: undefined, healthProbeBindAddress: ':8081', leaderElect: false,
+      leaderElectionNamespace: undefined, leaderElectionId: undefined, kubeconfig: undefined,
       logLevel: 'info', webhookAllowedDestinations: undefined, webhookRefusedDestinations: undefined,
       podBuggerToolAllowedProfiles: undefined, podBuggerToolAllowedImages: undefined, podAlertLogTails: undefined,
       postgresAgentImage: undefined, postgresReplaceStuckAfter: undefined });
@@ -23,6 +24,7 @@ describe('controller flags', () => {
   it('read --leader-elect alone or with a value', () => {
     assert.equal(parseControllerFlags(['--leader-elect'], {}, known).leaderElect, true);
     assert.equal(parseControllerFlags(['--leader-elect=false'], {}, known).leaderElect, false);
+    assert.equal(parseControllerFlags(['--metrics-secure'], {}, known).metricsSecure, true);
     assert.equal(parseControllerFlags([], { KEELSON_LEADER_ELECT: 'true' }, known).leaderElect, true);
     assert.throws(() => parseControllerFlags(['--leader-elect=maybe'], {}, known), /--leader-elect takes true or false/);
   });
@@ -44,8 +46,9 @@ describe('controller flags', () => {
   });
 
   it('round-trip through controllerArgs', () => {
-    const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0',
-      healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops', kubeconfig: '/k', logLevel: 'error' as const,
+    const options = { controllers: ['podalert'], namespace: 'apps', metricsBindAddress: '127.0.0.1:0', metricsSecure: true,
+      metricsCertDir: '/certs', healthProbeBindAddress: '0', leaderElect: true, leaderElectionNamespace: 'ops',
+      leaderElectionId: 'keelson-pod-controller-leader', kubeconfig: '/k', logLevel: 'error' as const,
       webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', webhookRefusedDestinations: '203.0.113.0/24',
       podBuggerToolAllowedProfiles: 'general', podBuggerToolAllowedImages: 'registry.corp/debug/', podAlertLogTails: 'false',
       postgresAgentImage: 'registry.example/keelson@sha256:ab', postgresReplaceStuckAfter: '600' };
