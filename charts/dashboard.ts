@@ -1,6 +1,6 @@
 // A Grafana dashboard for the controller: controller-runtime's metric names (the same panels serve a Go controller)
 // plus Keelson's own, written to dist/monitoring/grafana-dashboard.json. Import it and pick the Prometheus data source.
-import { metricsJob } from './monitoring.ts';
+import { metricsJobs } from './monitoring.ts';
 
 interface Panel {
   title: string;
@@ -86,7 +86,7 @@ export const dashboard = {
   templating: { list: [
     { name: 'datasource', type: 'datasource', query: 'prometheus', label: 'Data source' },
     { name: 'job', type: 'query', datasource, label: 'Job', query: 'label_values(workqueue_depth, job)',
-      current: { text: metricsJob, value: metricsJob }, includeAll: false, multi: true, refresh: 2 },
+      current: { text: metricsJobs, value: metricsJobs }, includeAll: false, multi: true, refresh: 2 },
   ] },
   panels: panels(),
 };

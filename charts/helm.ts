@@ -5,7 +5,7 @@ import { App, Chart, Yaml } from 'cdk8s';
 import { keelsonFlags, logLevels, runtimeFlags } from '../controller/api/flags.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { debugProfiles } from '../controller/operators/podbuggertool/schema.ts';
-import { controllerName, KeelsonInstall, type KeelsonInstallProps } from './install.ts';
+import { defaultControllers, KeelsonInstall, metricsReaderName, type KeelsonInstallProps } from './install.ts';
 import { defaultResources, ruleSections } from './operator-install.ts';
 
 export const defaultImageRepository = 'keelson/controller';
@@ -53,32 +53,53 @@ function synthesize(props: KeelsonInstallProps): any[] {
   return chart.toJson();
 }
 
+/** The Deployment (a key of defaultControllers) an object belongs to, by its component label; none for shared objects. */
+function controllerOf(object: any): string | undefined {
+  const component = object.metadata.labels?.['app.kubernetes.io/component'];
+  return Object.keys(defaultControllers).find((name) => name.replace(/^keelson-/, '') === component);
+}
+
+/** The Helm expression for a Deployment's enabled operators, comma-separated (empty when none is enabled). */
+const operatorsIn = (name: string) =>
+  `include "keelson.operatorsIn" (list .Values.operators (list ${defaultControllers[name]!.map((o) => `"${o}"`).join(' ')}))`;
+
 /** templates/keelson.yaml: the install's objects, each one switched on or shaped by the values. */
 function installTemplate(): string {
   const helm = new Placeholders();
   const base = { image: helm.value('{{ include "keelson.image" . }}'), namespace: helm.value('{{ include "keelson.namespace" . }}') };
   const objects = synthesize(base);
   const watched = synthesize({ ...base, watchNamespace: helm.value('{{ .Values.watchNamespace }}') })
-    .filter((o) => ['Role', 'RoleBinding'].includes(o.kind) && o.metadata.name === controllerName);
-  const highlyAvailable = synthesize({ ...base, replicas: 2 }).find((o) => o.kind === 'PodDisruptionBudget');
+    .filter((o) => ['Role', 'RoleBinding'].includes(o.kind) && o.metadata.name in defaultControllers);
+  const highlyAvailable = synthesize({ ...base, replicas: 2 }).filter((o) => o.kind === 'PodDisruptionBudget');
 
-  const rules = helm.block(() => ['rules:', ...ruleSections(catalog).flatMap(({ operator, rules }) => {
-    const lines = yamlLines(rules).map((line) => `  ${line}`);
-    return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
-  })]);
+  const rules = (name: string) => helm.block(() => ['rules:', ...ruleSections(catalog)
+    .filter(({ operator }) => !operator || defaultControllers[name]!.includes(operator)).flatMap(({ operator, rules }) => {
+      const lines = yamlLines(rules).map((line) => `  ${line}`);
+      return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
+    })]);
   const specs = { ...runtimeFlags(), ...keelsonFlags };
   const flag = (key: keyof typeof specs) => `--${specs[key].flag}`;
   const documents: { object: any; when?: string }[] = [];
   for (const object of objects) {
+    const controller = controllerOf(object);
+    // A Deployment none of whose operators is enabled is left out, with everything of its own.
+    const push = (doc: any, when?: string) => documents.push({ object: doc, when: controller
+      ? (when ? `and (${operatorsIn(controller)}) (${when})` : operatorsIn(controller)) : when });
     switch (object.kind) {
       case 'Namespace':
-        documents.push({ object, when: '.Values.createNamespace' });
+        push(object, '.Values.createNamespace');
         break;
       case 'ClusterRole':
       case 'ClusterRoleBinding':
-        documents.push({ object, when: 'not .Values.watchNamespace' });
+        if (object.metadata.name !== controller) {
+          push(object);
+          break;
+        }
+        push(object, 'not .Values.watchNamespace');
         // Watching one namespace, the same grants are a Role there.
-        if (object.kind === 'ClusterRoleBinding') documents.push(...watched.map((o) => ({ object: o, when: '.Values.watchNamespace' })));
+        if (object.kind === 'ClusterRoleBinding') {
+          for (const o of watched.filter((w) => w.metadata.name === controller)) push(o, '.Values.watchNamespace');
+        }
         break;
       case 'Deployment': {
         object.spec.replicas = helm.value('{{ .Values.replicas }}');
@@ -93,7 +114,7 @@ function installTemplate(): string {
         container[helm.block((indent) => ['resources:', `  {{- toYaml .Values.resources | nindent ${indent + 2} }}`])] = null;
         container.args = container.args.flatMap((arg: string) => {
           if (arg.startsWith(`${flag('controllers')}=`)) {
-            return [`${flag('controllers')}=${helm.value('{{ join "," .Values.operators }}')}`,
+            return [`${flag('controllers')}=${helm.value(`{{ ${operatorsIn(controller!)} }}`)}`,
               helm.block(() => ['{{- with .Values.watchNamespace }}', `- ${flag('namespace')}={{ . }}`, '{{- end }}'])];
           }
           if (arg.startsWith(`${flag('logLevel')}=`)) {
@@ -106,27 +127,28 @@ function installTemplate(): string {
           }
           return [arg];
         });
-        documents.push({ object });
+        push(object);
         break;
       }
       case 'NetworkPolicy':
-        documents.push({ object, when: '.Values.networkPolicy' });
+        push(object, '.Values.networkPolicy');
         break;
       case 'PodDisruptionBudget': {
         const { selector, ...single } = object.spec;
-        const { selector: _, ...several } = highlyAvailable.spec;
+        const { selector: _, ...several } = highlyAvailable.find((o) => o.metadata.name === object.metadata.name)!.spec;
         object.spec = { selector, [helm.block(() => ['{{- if gt (int .Values.replicas) 1 }}', ...yamlLines(several),
           '{{- else }}', ...yamlLines(single), '{{- end }}'])]: null };
-        documents.push({ object });
+        push(object);
         break;
       }
       default:
-        documents.push({ object });
+        push(object);
     }
   }
   for (const role of [...objects.filter((o) => o.kind === 'ClusterRole'), ...watched.filter((o) => o.kind === 'Role')]) {
+    if (!(role.metadata.name in defaultControllers)) continue;
     delete role.rules;
-    role[rules] = null;
+    role[rules(role.metadata.name)] = null;
   }
   return documents.map(({ object, when }) => {
     const yaml = `---\n${helm.render(Yaml.stringify(object).trimEnd())}\n`;
@@ -139,6 +161,14 @@ const helpers = `{{/* The namespace the controller runs in: the value, or the re
 {{ .Values.namespace | default .Release.Namespace }}
 {{- end }}
 
+{{/* Of the enabled operators (the list's first item), those its second item names, comma-separated, in its order. */}}
+{{- define "keelson.operatorsIn" -}}
+{{- $enabled := index . 0 -}}
+{{- $found := list -}}
+{{- range index . 1 }}{{ if has . $enabled }}{{ $found = append $found . }}{{ end }}{{ end -}}
+{{- join "," $found -}}
+{{- end }}
+
 {{/* repository:tag, pinned to the digest when one is set; the tag defaults to the chart's appVersion. */}}
 {{- define "keelson.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ with .Values.image.digest }}@{{ . }}{{ end }}
@@ -148,9 +178,10 @@ const helpers = `{{/* The namespace the controller runs in: the value, or the re
 const notes = `Keelson {{ .Chart.AppVersion }} runs in namespace {{ include "keelson.namespace" . }}{{ with .Values.watchNamespace }}, watching {{ . }} only{{ end }}.
 Operators: {{ join ", " .Values.operators }}.
 
-  kubectl -n {{ include "keelson.namespace" . }} rollout status deployment/${controllerName}
+  kubectl -n {{ include "keelson.namespace" . }} rollout status deployment -l app.kubernetes.io/name=keelson
   kubectl get ${catalog.map((entry) => entry.kind.plural).join(',')} -A
 
+/metrics is HTTPS on 8443, for scrapers bound to the ClusterRole ${metricsReaderName} (dist/monitoring has a ServiceMonitor).
 The CRDs come from the chart's crds/ folder: helm installs them once and never upgrades or deletes them.
 Apply crds/ yourself (kubectl apply --server-side -f) when a new chart version changes them.
 `;

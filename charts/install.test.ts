@@ -6,13 +6,16 @@ import { allows } from '../controller/api/permissions.ts';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
 import { KeelsonCrds } from './crds.ts';
-import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
+import { controllerName, KeelsonInstall, metricsReaderName, podControllerName, type KeelsonInstallProps } from './install.ts';
+import { secureMetricsPort } from './operator-install.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 
+/** The install with every operator in one Deployment, unless `props` split them: one controller's objects to check. */
 function synth(props: Partial<KeelsonInstallProps> = {}): Manifest[] {
   const chart = new Chart(new App(), 'test');
-  new KeelsonInstall(chart, 'install', { image: 'example/keelson:test', ...props });
+  new KeelsonInstall(chart, 'install', { image: 'example/keelson:test', controllers: { [controllerName]: operatorNames },
+    ...props });
   return Testing.synth(chart) as Manifest[];
 }
 
@@ -20,6 +23,12 @@ const only = (manifests: Manifest[], kind: string) => manifests.filter((m) => m.
 const one = (manifests: Manifest[], kind: string) => {
   const found = only(manifests, kind);
   assert.equal(found.length, 1, `expected one ${kind}, found ${found.length}`);
+  return found[0]!;
+};
+/** The role or binding of `kind` named `name` (the controller's own, by default). */
+const named = (manifests: Manifest[], kind: string, name = controllerName) => {
+  const found = manifests.filter((m) => m.kind === kind && m.metadata.name === name);
+  assert.equal(found.length, 1, `expected one ${kind} ${name}, found ${found.length}`);
   return found[0]!;
 };
 const container = (manifests: Manifest[]) => one(manifests, 'Deployment').spec.template.spec.containers[0];
@@ -56,8 +65,9 @@ describe('KeelsonInstall', () => {
     assert.deepEqual(c.env.map((e: any) => [e.name, e.valueFrom.fieldRef.fieldPath]),
       [['POD_NAMESPACE', 'metadata.namespace'], ['POD_NAME', 'metadata.name']]);
     const metrics = one(manifests, 'Service');
-    assert.equal(metrics.spec.ports[0].targetPort, 'metrics');
+    assert.deepEqual([metrics.spec.ports[0].targetPort, metrics.spec.ports[0].port], ['https', secureMetricsPort]);
     assert.equal(`:${metrics.spec.ports[0].port}`, argsOf(manifests).metricsBindAddress);
+    assert.equal(argsOf(manifests).metricsSecure, true);
   });
 
   it('mounts the ServiceAccount token explicitly, where in-cluster clients read it, and not by default', () => {
@@ -104,6 +114,7 @@ describe('KeelsonInstall', () => {
     assert.equal(one(single, 'Deployment').spec.replicas, 1);
     assert.equal(argsOf(single).leaderElect, true);
     assert.deepEqual(one(single, 'Role').rules, leaseRules);
+    assert.equal(argsOf(single).leaderElectionId, `${controllerName}-leader`);
     assert.equal(one(single, 'PodDisruptionBudget').spec.maxUnavailable, 1);
 
     const ha = synth({ replicas: 3 });
@@ -138,13 +149,76 @@ describe('KeelsonInstall', () => {
 
   it('grants with a Role in the watched namespace instead of a ClusterRole', () => {
     const manifests = synth({ watchNamespace: 'apps', leaderElection: false });
-    assert.equal(only(manifests, 'ClusterRole').length, 0);
+    // Only what cannot be namespaced stays cluster-wide: reviewing scrapers' tokens, and reading /metrics.
+    assert.deepEqual(only(manifests, 'ClusterRole').map((r) => r.metadata.name),
+      [metricsReaderName, `${controllerName}-metrics-auth`]);
     assert.equal(one(manifests, 'Role').metadata.namespace, 'apps');
     assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');
   });
 
   it('rejects an operator it does not know', () => {
     assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset, podbuggertool, podalert, postgrescluster, prometheusjmxexporter\)/);
+  });
+});
+
+describe('KeelsonInstall\'s default Deployments', () => {
+  const chart = new Chart(new App(), 'test');
+  new KeelsonInstall(chart, 'install', { image: 'example/keelson:test' });
+  const manifests = Testing.synth(chart) as Manifest[];
+  const deployments = only(manifests, 'Deployment');
+  const operatorsOf = (d: Manifest) => parseControllerFlags(d.spec.template.spec.containers[0].args, {}, operatorNames,
+    keelsonFlags).controllers;
+
+  it('runs the operators that change pods apart from the others, each with its own account, Lease and pods', () => {
+    assert.deepEqual(deployments.map((d) => [d.metadata.name, operatorsOf(d)]), [[controllerName, ['tdset', 'podalert']],
+      [podControllerName, ['podbuggertool', 'postgrescluster', 'prometheusjmxexporter']]]);
+    assert.deepEqual(deployments.map((d) => d.spec.template.spec.serviceAccountName), [controllerName, podControllerName]);
+    assert.deepEqual(deployments.map((d) => parseControllerFlags(d.spec.template.spec.containers[0].args, {}, operatorNames,
+      keelsonFlags).leaderElectionId), [`${controllerName}-leader`, `${podControllerName}-leader`]);
+    for (const [i, d] of deployments.entries()) {
+      const other = deployments[1 - i]!;
+      const selects = Object.entries(d.spec.selector.matchLabels as Record<string, string>)
+        .every(([k, v]) => other.spec.template.metadata.labels[k] === v);
+      assert.ok(!selects, `${d.metadata.name} selects ${other.metadata.name}'s pods`);
+    }
+    assert.equal(only(manifests, 'Namespace').length, 1);
+  });
+
+  it('grants each Deployment\'s account its own operators\' rights and none of the others\'', () => {
+    for (const d of deployments) {
+      const mine = catalog.filter((e) => operatorsOf(d).includes(e.name));
+      const declared = [...mine.flatMap((e) => e.permissions), ...eventPermissions];
+      const rules = named(manifests, 'ClusterRole', d.metadata.name).rules as any[];
+      const granted = (group: string, resource: string, verb: string) =>
+        rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+      for (const p of declared) for (const verb of p.verbs) assert.ok(granted(p.group, p.resource, verb));
+      for (const p of catalog.filter((e) => !mine.includes(e)).flatMap((e) => e.permissions)) {
+        for (const verb of p.verbs.filter((v) => !allows(declared, p.group, p.resource, v))) {
+          assert.ok(!granted(p.group, p.resource, verb), `${d.metadata.name} may ${verb} ${p.group}/${p.resource}`);
+        }
+      }
+      const binding = named(manifests, 'ClusterRoleBinding', d.metadata.name);
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: d.metadata.name, namespace: 'keelson-system' }]);
+    }
+    const tdsetSide = named(manifests, 'ClusterRole', controllerName).rules as any[];
+    assert.ok(!tdsetSide.some((r) => r.resources.some((res: string) => ['pods/exec', 'pods/ephemeralcontainers'].includes(res) ||
+      (res === 'pods' && r.verbs.includes('create')))), 'the TDSet and PodAlert account may exec, debug or run pods');
+  });
+
+  it('lets scrapers bound to the metrics reader read /metrics, each controller checking them itself', () => {
+    assert.deepEqual(named(manifests, 'ClusterRole', metricsReaderName).rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    for (const d of deployments) {
+      const auth = named(manifests, 'ClusterRole', `${d.metadata.name}-metrics-auth`);
+      assert.deepEqual(auth.rules.map((r: any) => r.resources).flat().sort(), ['subjectaccessreviews', 'tokenreviews']);
+      assert.equal(named(manifests, 'ClusterRoleBinding', `${d.metadata.name}-metrics-auth`).subjects[0].name, d.metadata.name);
+    }
+  });
+
+  it('refuses Deployments that leave an operator out or run one twice', () => {
+    const split = (controllers: Record<string, string[]>) => () =>
+      new KeelsonInstall(new Chart(new App(), 'bad'), 'install', { image: 'x', controllers });
+    assert.throws(split({ a: ['tdset'] }), /operator podbuggertool is in 0 Deployments, not one/);
+    assert.throws(split({ a: operatorNames, b: ['tdset'] }), /operator tdset is in 2 Deployments, not one/);
   });
 });
 
@@ -155,7 +229,7 @@ describe('synthesized RBAC', () => {
       const operators = entry ? [entry] : undefined;
       const declared = [...catalog.filter((e) => !entry || e.name === entry).flatMap((e) => e.permissions),
         ...eventPermissions];
-      const rules = one(synth(operators ? { operators } : {}), 'ClusterRole').rules as any[];
+      const rules = named(synth(operators ? { operators } : {}), 'ClusterRole').rules as any[];
       const granted = new Set<string>();
       for (const rule of rules) {
         assert.equal(rule.resourceNames, undefined);
@@ -174,7 +248,7 @@ describe('synthesized RBAC', () => {
 
   it('keeps leader election out of the cluster-wide role (leases there are PostgresCluster\'s own)', () => {
     const operators = catalog.map((e) => e.name).filter((name) => name !== 'postgrescluster');
-    const rules = one(synth({ replicas: 2, operators }), 'ClusterRole').rules as any[];
+    const rules = named(synth({ replicas: 2, operators }), 'ClusterRole').rules as any[];
     for (const p of leaderElectionPermissions) {
       assert.ok(!rules.some((r) => r.apiGroups.includes(p.group) && r.resources.includes(p.resource)));
     }

@@ -1,14 +1,22 @@
-// Keelson's install: OperatorInstall with the catalog's operators, Keelson's names and its operators' own flags.
-import type { Construct } from 'constructs';
+// Keelson's install: the catalog's operators in Deployments of their own, each an OperatorInstall with its own
+// ServiceAccount and rights, so that a flaw in one operator exposes only its Deployment's rights. By default the
+// operators that change pods (add containers, exec into them, run them) run apart from those that do not.
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-27';
 import { controllerArgs, keelsonFlags } from '../controller/api/flags.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
 import { imageReference, OperatorInstall, type ControllerSettings } from './operator-install.ts';
 
 export interface KeelsonInstallProps extends ControllerSettings {
-  /** Namespace the controller runs in. @default keelson-system */
+  /** Namespace the controllers run in. @default keelson-system */
   namespace?: string;
   /** Operators to run, by catalog name. @default all of them */
   operators?: string[];
+  /**
+   * The Deployments, by name, and the operators each runs; every operator in one. A Deployment none of whose operators
+   * runs is left out. @default defaultControllers
+   */
+  controllers?: Record<string, string[]>;
   /**
    * PodAlert webhooks go only to these hosts, CIDRs and, with `public`, public addresses.
    * @default public: loopback, private, link-local, NAT64 and in-cluster names are refused
@@ -25,6 +33,15 @@ export interface KeelsonInstallProps extends ControllerSettings {
 }
 
 export const controllerName = 'keelson-controller';
+export const podControllerName = 'keelson-pod-controller';
+/** Whoever is bound to it may scrape every Keelson controller's /metrics. */
+export const metricsReaderName = 'keelson-metrics-reader';
+
+/** TDSet and PodAlert in one Deployment; PodBuggerTool, PostgresCluster and PrometheusJmxExporter, which change pods, in another. */
+export const defaultControllers: Record<string, string[]> = {
+  [controllerName]: ['tdset', 'podalert'],
+  [podControllerName]: ['podbuggertool', 'postgrescluster', 'prometheusjmxexporter'],
+};
 
 export function enabledOperators(operators?: string[]): CatalogEntry[] {
   if (!operators) return [...catalog];
@@ -35,18 +52,46 @@ export function enabledOperators(operators?: string[]): CatalogEntry[] {
   return catalog.filter((entry) => operators.includes(entry.name));
 }
 
-export class KeelsonInstall extends OperatorInstall {
-  declare readonly operators: CatalogEntry[];
+/** Each Deployment's enabled operators, in the catalog's order; throws unless every operator is in exactly one. */
+export function controllersOf(enabled: readonly CatalogEntry[], controllers = defaultControllers): [string, CatalogEntry[]][] {
+  for (const entry of catalog) {
+    const homes = Object.keys(controllers).filter((name) => controllers[name]!.includes(entry.name));
+    if (homes.length !== 1) throw new Error(`controllers: operator ${entry.name} is in ${homes.length} Deployments, not one`);
+  }
+  enabledOperators(Object.values(controllers).flat());
+  return Object.entries(controllers).map(([name, operators]): [string, CatalogEntry[]] =>
+    [name, enabled.filter((entry) => operators.includes(entry.name))]).filter(([, operators]) => operators.length);
+}
+
+export class KeelsonInstall extends Construct {
+  readonly namespace: string;
+  readonly operators: CatalogEntry[];
+  /** One per Deployment. */
+  readonly installs: OperatorInstall[];
 
   constructor(scope: Construct, id: string, props: KeelsonInstallProps) {
-    const { operators, webhookAllowedDestinations, webhookRefusedDestinations, podBuggerToolAllowedProfiles, podBuggerToolAllowedImages,
-      podAlertLogTails, ...settings } = props;
-    super(scope, id, { ...settings, name: controllerName, app: 'keelson', namespace: props.namespace ?? 'keelson-system',
-      operators: enabledOperators(operators),
-      extraArgs: controllerArgs({ webhookAllowedDestinations: webhookAllowedDestinations?.join(','),
-        webhookRefusedDestinations, podBuggerToolAllowedProfiles, podBuggerToolAllowedImages,
-        podAlertLogTails: podAlertLogTails === false ? 'false' : undefined,
-        // PostgreSQL members run their agent from the operator's own image.
-        postgresAgentImage: imageReference(props.image, props.imageDigest) }, keelsonFlags) });
+    super(scope, id);
+    const { operators, controllers, webhookAllowedDestinations, webhookRefusedDestinations, podBuggerToolAllowedProfiles,
+      podBuggerToolAllowedImages, podAlertLogTails, createNamespace, ...settings } = props;
+    this.namespace = props.namespace ?? 'keelson-system';
+    this.operators = enabledOperators(operators);
+    if (createNamespace ?? true) {
+      new k8s.KubeNamespace(this, 'namespace', { metadata: { name: this.namespace, labels: {
+        'app.kubernetes.io/part-of': 'keelson',
+        // The controllers' pods meet the restricted Pod Security Standard; say so, so it stays that way.
+        'pod-security.kubernetes.io/enforce': 'restricted',
+      } } });
+    }
+    new k8s.KubeClusterRole(this, 'metrics-reader', { metadata: { name: metricsReaderName,
+      labels: { 'app.kubernetes.io/name': 'keelson', 'app.kubernetes.io/part-of': 'keelson' } },
+    rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }] });
+    const extraArgs = controllerArgs({ webhookAllowedDestinations: webhookAllowedDestinations?.join(','),
+      webhookRefusedDestinations, podBuggerToolAllowedProfiles, podBuggerToolAllowedImages,
+      podAlertLogTails: podAlertLogTails === false ? 'false' : undefined,
+      // PostgreSQL members run their agent from the operator's own image.
+      postgresAgentImage: imageReference(props.image, props.imageDigest) }, keelsonFlags);
+    this.installs = controllersOf(this.operators, controllers).map(([name, enabled]) =>
+      new OperatorInstall(this, name, { ...settings, name, app: 'keelson', component: name.replace(/^keelson-/, ''),
+        namespace: this.namespace, createNamespace: false, operators: enabled, extraArgs }));
   }
 }

@@ -14,7 +14,7 @@ import { repoRoot } from '../test/support/paths.ts';
 import { goTool } from '../test/support/tools.ts';
 import { dashboardQueries } from './dashboard.ts';
 import { KeelsonInstall } from './install.ts';
-import { alertRules, KeelsonMonitoring, metricsJob } from './monitoring.ts';
+import { alertRules, KeelsonMonitoring, metricsJobs } from './monitoring.ts';
 
 const run = promisify(execFile);
 const rulesFile = join(repoRoot, 'dist/monitoring/prometheus-rules.yaml');
@@ -36,16 +36,19 @@ interface Case {
   fires?: Record<string, string>;
 }
 
-const on = (labels: string) => `{job="${metricsJob}", ${labels}}`;
+const [job, podJob] = metricsJobs as [string, string];
+const on = (labels: string, of = job) => `{job="${of}", ${labels}}`;
 const cases: Case[] = [
-  { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '0x10' }, at: '6m', fires: {} },
-  { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '1x10' }, at: '6m' },
+  { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '1x10', [`up${on('pod="b"', podJob)}`]: '0x10' },
+    at: '6m', fires: { job: podJob } },
+  { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '1x10', [`up${on('pod="b"', podJob)}`]: '1x10' },
+    at: '6m' },
   { alert: 'KeelsonNoLeader', series: { [`leader_election_master_status${on('pod="a", name="l"')}`]: '0x10',
-    [`leader_election_master_status${on('pod="b", name="l"')}`]: '0x10' }, at: '6m', fires: {} },
+    [`leader_election_master_status${on('pod="b", name="l"')}`]: '0x10' }, at: '6m', fires: { job } },
   { alert: 'KeelsonNoLeader', series: { [`leader_election_master_status${on('pod="a", name="l"')}`]: '0x10',
     [`leader_election_master_status${on('pod="b", name="l"')}`]: '1x10' }, at: '6m' },
   { alert: 'KeelsonLeaderChanging', series: { [`leader_election_master_status${on('pod="a", name="l"')}`]:
-    Array.from({ length: 61 }, (_, i) => i % 2).join(' ') }, at: '60m', fires: {} },
+    Array.from({ length: 61 }, (_, i) => i % 2).join(' ') }, at: '60m', fires: { job } },
   { alert: 'KeelsonLeaderChanging', series: { [`leader_election_master_status${on('pod="a", name="l"')}`]: '1x60' },
     at: '60m' },
   { alert: 'KeelsonReconcileErrors', series: { [`controller_runtime_reconcile_errors_total${on('controller="tdset"')}`]:
@@ -102,19 +105,23 @@ describe('monitoring', () => {
     for (const name of named) assert.ok(exported.has(name), `${name} is not a metric the controller exports`);
   });
 
-  it('has its ServiceMonitor select the install\'s metrics Service, by a port that Service has', () => {
+  it('has its ServiceMonitor select every metrics Service of the install, over HTTPS with a token', () => {
     const app = new App();
     const install = new Chart(app, 'install');
     new KeelsonInstall(install, 'install', { image: 'example/keelson:test' });
     const monitoring = new Chart(app, 'monitoring');
     new KeelsonMonitoring(monitoring, 'monitoring', { labels: { release: 'prometheus' } });
-    const service = Testing.synth(install).find((o) => o.kind === 'Service' && o.metadata.name === metricsJob);
+    const objects = Testing.synth(install);
+    const selected = (o: any) => Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v);
     const monitor = Testing.synth(monitoring).find((o) => o.kind === 'ServiceMonitor');
-    assert.equal(monitor.metadata.namespace, service.metadata.namespace);
+    const services = objects.filter((o) => o.kind === 'Service' && selected(o));
+    assert.deepEqual(services.map((s) => s.metadata.name), metricsJobs);
     assert.equal(monitor.metadata.labels.release, 'prometheus');
-    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) {
-      assert.equal(service.metadata.labels[key], value, `the Service lacks ${key}=${value}`);
+    const [endpoint] = monitor.spec.endpoints;
+    assert.deepEqual([endpoint.scheme, endpoint.bearerTokenFile], ['https', '/var/run/secrets/kubernetes.io/serviceaccount/token']);
+    for (const service of services) {
+      assert.equal(monitor.metadata.namespace, service.metadata.namespace);
+      assert.ok(service.spec.ports.some((p: { name: string }) => p.name === endpoint.port));
     }
-    assert.ok(service.spec.ports.some((p: { name: string }) => p.name === monitor.spec.endpoints[0].port));
   });
 });

@@ -3,10 +3,10 @@
 // rule file, which `promtool check rules` and `promtool test rules` check in npm test.
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { controllerName } from './install.ts';
+import { controllerName, defaultControllers } from './install.ts';
 
-/** The job Prometheus gives the metrics Service's targets under the ServiceMonitor: the Service's name. */
-export const metricsJob = `${controllerName}-metrics`;
+/** The jobs Prometheus gives the metrics Services' targets under the ServiceMonitor: each Service's name. */
+export const metricsJobs = Object.keys(defaultControllers).map((name) => `${name}-metrics`);
 
 export interface AlertRule {
   alert: string;
@@ -16,29 +16,30 @@ export interface AlertRule {
   annotations: { summary: string; description: string };
 }
 
-const job = `job="${metricsJob}"`;
+const job = `job=~"${metricsJobs.join('|')}"`;
 
 /** The alerts, in one group. */
 export const alertRules: AlertRule[] = [
   {
     alert: 'KeelsonControllerDown',
-    expr: `absent(up{${job}} == 1)`,
+    // One absent() per job, so that either Deployment being down is seen, and named.
+    expr: metricsJobs.map((name) => `label_replace(absent(up{job="${name}"} == 1), "job", "${name}", "", "")`).join(' or '),
     for: '5m',
     labels: { severity: 'critical' },
-    annotations: { summary: 'No Keelson controller is being scraped',
-      description: 'No target of the keelson-controller-metrics job has been up for 5 minutes: nothing reconciles.' },
+    annotations: { summary: 'A Keelson controller is not being scraped',
+      description: 'No target of the {{ $labels.job }} job has been up for 5 minutes: its operators do not reconcile.' },
   },
   {
     alert: 'KeelsonNoLeader',
-    expr: `max(leader_election_master_status{${job}}) < 1`,
+    expr: `max by (job) (leader_election_master_status{${job}}) < 1`,
     for: '5m',
     labels: { severity: 'critical' },
-    annotations: { summary: 'No Keelson controller holds the leader Lease',
+    annotations: { summary: 'No replica of {{ $labels.job }} holds its leader Lease',
       description: 'Every replica has reported itself a follower for 5 minutes: none reconciles.' },
   },
   {
     alert: 'KeelsonLeaderChanging',
-    expr: `sum(changes(leader_election_master_status{${job}}[1h])) > 6`,
+    expr: `sum by (job) (changes(leader_election_master_status{${job}}[1h])) > 6`,
     for: '0m',
     labels: { severity: 'warning' },
     annotations: { summary: 'Keelson\'s leader changes often',
@@ -85,10 +86,14 @@ export class KeelsonMonitoring extends Construct {
     super(scope, id);
     const metadata = (name: string) => ({ name, namespace: props.namespace ?? 'keelson-system',
       labels: { 'app.kubernetes.io/part-of': 'keelson', ...props.labels } });
+    // Prometheus's own ServiceAccount token, which must be bound to the ClusterRole keelson-metrics-reader. The
+    // controllers' certificates are self-signed unless --metrics-cert-dir gives them one (cert-manager's, say): then
+    // trust its CA here rather than skipping verification.
     new ApiObject(this, 'service-monitor', {
       apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: metadata(controllerName),
-      spec: { selector: { matchLabels: { 'app.kubernetes.io/name': 'keelson', 'app.kubernetes.io/component': 'controller' } },
-        endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }] },
+      spec: { selector: { matchLabels: { 'app.kubernetes.io/name': 'keelson' } },
+        endpoints: [{ port: 'https', scheme: 'https', path: '/metrics', interval: '30s',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } }] },
     });
     new ApiObject(this, 'prometheus-rule', {
       apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: metadata(controllerName),

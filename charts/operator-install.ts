@@ -1,11 +1,12 @@
 // An operator's install, for any program run by the runtime (runController): a ServiceAccount, RBAC granting exactly
-// what its operators declare, the controller Deployment with the runtime's flags, its metrics Service, a
-// PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no namespace, so put this construct in a
-// Chart without one.
+// what its operators declare, the controller Deployment with the runtime's flags, its metrics Service (HTTPS, for
+// scrapers granted `get` on /metrics), a PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no
+// namespace, so put this construct in a Chart without one.
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
 import type { Permission } from '../controller/api/permissions.ts';
+import { metricsAuthPermissions } from '../controller/runtime/metrics-auth.ts';
 import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
 import { policyRules, type PolicyRule } from './rbac.ts';
 
@@ -45,6 +46,12 @@ export interface ControllerSettings {
   logLevel?: LogLevel;
   /** A NetworkPolicy admitting only the metrics and health ports. @default true */
   networkPolicy?: boolean;
+  /**
+   * /metrics over HTTPS on 8443, served only to a bearer token whose user may `get` the non-resource URL /metrics
+   * (checked by TokenReview and SubjectAccessReview, as controller-runtime's secure metrics); false serves plain HTTP
+   * on 8080 to anyone who reaches it. @default true
+   */
+  metricsSecure?: boolean;
   /** Where the controller's pods may run, as in a pod spec. */
   nodeSelector?: Record<string, string>;
   tolerations?: k8s.Toleration[];
@@ -54,10 +61,12 @@ export interface ControllerSettings {
 }
 
 export interface OperatorInstallProps extends ControllerSettings {
-  /** The ServiceAccount's, the roles', the Deployment's and the PodDisruptionBudget's name. */
+  /** The ServiceAccount's, the roles', the Deployment's and the PodDisruptionBudget's name; the Lease is <name>-leader. */
   name: string;
   /** app.kubernetes.io/name and part-of on every object. */
   app: string;
+  /** app.kubernetes.io/component, which tells apart the pods of two installs of one app. @default controller */
+  component?: string;
   /** Namespace the controller runs in. */
   namespace: string;
   operators: readonly InstalledOperator[];
@@ -66,6 +75,7 @@ export interface OperatorInstallProps extends ControllerSettings {
 }
 
 export const metricsPort = 8080;
+export const secureMetricsPort = 8443;
 export const healthPort = 8081;
 /** Where in-cluster clients (client-node's, client-go's) read the ServiceAccount's token, CA and namespace. */
 const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -101,8 +111,10 @@ export class OperatorInstall extends Construct {
     this.operators = props.operators;
     this.permissions = [...this.operators.flatMap((entry) => entry.permissions), ...eventPermissions];
 
-    const labels = { 'app.kubernetes.io/name': props.app, 'app.kubernetes.io/component': 'controller',
+    const labels = { 'app.kubernetes.io/name': props.app, 'app.kubernetes.io/component': props.component ?? 'controller',
       'app.kubernetes.io/part-of': props.app };
+    const secure = props.metricsSecure ?? true;
+    const metrics = secure ? { port: secureMetricsPort, name: 'https' } : { port: metricsPort, name: 'metrics' };
     const meta = (name: string) => ({ name, namespace, labels });
 
     if (props.createNamespace ?? true) {
@@ -125,6 +137,13 @@ export class OperatorInstall extends Construct {
       new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: { name: controllerName, labels },
         subjects, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: controllerName } });
     }
+    if (secure) {
+      // TokenReviews and SubjectAccessReviews are cluster-scoped: a ClusterRole even for a controller watching one namespace.
+      const name = `${controllerName}-metrics-auth`;
+      new k8s.KubeClusterRole(this, 'metrics-auth-role', { metadata: { name, labels }, rules: policyRules(metricsAuthPermissions) });
+      new k8s.KubeClusterRoleBinding(this, 'metrics-auth-binding', { metadata: { name, labels }, subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name } });
+    }
     if (leaderElect) {
       const name = `${controllerName}-leader-election`;
       new k8s.KubeRole(this, 'leader-election-role', { metadata: meta(name),
@@ -139,9 +158,11 @@ export class OperatorInstall extends Construct {
     const args = [...controllerArgs({
       controllers: this.operators.map((entry) => entry.name),
       namespace: props.watchNamespace,
-      metricsBindAddress: `:${metricsPort}`,
+      metricsBindAddress: `:${metrics.port}`,
+      metricsSecure: secure,
       healthProbeBindAddress: `:${healthPort}`,
       leaderElect,
+      leaderElectionId: leaderElect ? `${controllerName}-leader` : undefined,
       logLevel: props.logLevel ?? 'info',
     }), ...props.extraArgs ?? []];
     const probe = (path: string, periodSeconds: number) => ({
@@ -174,7 +195,7 @@ export class OperatorInstall extends Construct {
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
               ],
               ports: [
-                { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                { name: metrics.name, containerPort: metrics.port, protocol: 'TCP' },
                 { name: 'health', containerPort: healthPort, protocol: 'TCP' },
               ],
               livenessProbe: probe('/healthz', 20),
@@ -202,8 +223,8 @@ export class OperatorInstall extends Construct {
     });
     new k8s.KubeService(this, 'metrics-service', {
       metadata: meta(`${controllerName}-metrics`),
-      spec: { selector: labels, ports: [{ name: 'metrics', port: metricsPort,
-        targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }] },
+      spec: { selector: labels, ports: [{ name: metrics.name, port: metrics.port,
+        targetPort: k8s.IntOrString.fromString(metrics.name), protocol: 'TCP' }] },
     });
     if (props.networkPolicy ?? true) {
       // Ingress only: the controller's own calls (the apiserver, PodAlert webhooks, whose destinations
@@ -212,7 +233,7 @@ export class OperatorInstall extends Construct {
       new k8s.KubeNetworkPolicy(this, 'network-policy', {
         metadata: meta(controllerName),
         spec: { podSelector: { matchLabels: labels }, policyTypes: ['Ingress'],
-          ingress: [{ ports: [port(metricsPort), port(healthPort)] }] },
+          ingress: [{ ports: [port(metrics.port), port(healthPort)] }] },
       });
     }
     new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {

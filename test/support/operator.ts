@@ -3,7 +3,8 @@
 // Deployment's args; the process authenticates with that ServiceAccount's token.
 import { join } from 'node:path';
 import { App, Chart, Testing } from 'cdk8s';
-import { KeelsonInstall } from '../../charts/install.ts';
+import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/install.ts';
+import { operatorNames } from '../../controller/operators/catalog.ts';
 import type { LocalCluster } from '../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
 import { packageVersion, repoRoot } from './paths.ts';
@@ -18,19 +19,19 @@ export interface InstalledOperator {
 }
 
 /**
- * The install of `operators` with the controller in `namespace`, watching only that namespace, or every namespace
- * as the default install does (RBAC then a ClusterRole).
+ * The install of `operators`, in one Deployment whatever they are, with the controller in `namespace`, watching only
+ * that namespace, or every namespace as the default install does (RBAC then a ClusterRole). Metrics are plain HTTP on
+ * loopback, which tests read; secure metrics have tests of their own.
  */
-
 export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
   const chart = new Chart(new App(), 'install');
   // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
   // Tests' webhook receivers listen on loopback, which the default refuses (a later flag in extraArgs wins).
   new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, namespace, createNamespace: false,
-    watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false,
-    webhookAllowedDestinations: ['127.0.0.1'] });
+    watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false, metricsSecure: false,
+    controllers: { [controllerName]: operatorNames }, webhookAllowedDestinations: ['127.0.0.1'] });
   const manifests = Testing.synth(chart) as Manifest[];
-  const role = manifests.find((m) => m.kind === 'Role' || m.kind === 'ClusterRole')!;
+  const role = manifests.find((m) => isControllerRole(m))!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;
   const args = (deployment.spec.template.spec.containers[0].args as string[])
     .filter((a) => !a.startsWith('--metrics-bind-address') && !a.startsWith('--health-probe-bind-address'));
@@ -38,6 +39,7 @@ export function synthesizeInstall(namespace: string, operators: string[], { allN
 }
 
 const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'ClusterRole') && m.metadata.name === controllerName;
 
 /**
  * Applies the install's ServiceAccount and RBAC (less the rule at `omitRule`, if given) and starts the controller
@@ -47,8 +49,8 @@ export async function startOperator(cluster: LocalCluster, namespace: string, op
   { omitRule, allNamespaces, extraArgs = [] }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[] } = {}):
 Promise<ControllerProcess> {
   const install = synthesizeInstall(namespace, operators, { allNamespaces });
-  const rbac = install.manifests.filter((m) => rbacKinds.includes(m.kind))
-    .map((m) => (m.kind === 'Role' || m.kind === 'ClusterRole') && omitRule !== undefined
+  const rbac = install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName)
+    .map((m) => isControllerRole(m) && omitRule !== undefined
       ? { ...m, rules: install.rules.filter((_, i) => i !== omitRule) } : m);
   await cluster.kubectl(['apply', '--server-side', '-f', '-'],
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
