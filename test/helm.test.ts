@@ -1,15 +1,16 @@
 // The Helm chart as a Helm user runs it: `helm install` and `helm upgrade` of dist/helm/keelson with the image built
-// here, the controller running in-cluster on the real node. It watches one namespace (a Role, nothing
-// cluster-wide but its own Namespace), so it shares the cluster with the other tests; the pods it makes there are
-// simulated.
+// here, the controllers running in-cluster on the real node. They watch one namespace (Roles; cluster-wide only their
+// own Namespace and what secure metrics need), so the release shares the cluster with the other tests; the pods it
+// makes there are simulated.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { controllerImage } from '../images/recipes.ts';
-import { controllerName } from '../charts/install.ts';
-import { metricsPort } from '../charts/operator-install.ts';
+import { controllerName, metricsReaderName } from '../charts/install.ts';
+import { secureMetricsPort } from '../charts/operator-install.ts';
+import { scrapeScript } from './support/metrics.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { installCrds } from './support/operator.ts';
 import { repoRoot } from './support/paths.ts';
@@ -25,14 +26,19 @@ let watched: string;
 let system: string;
 let cleanup: () => Promise<void>;
 
-const controllerPods = async () => ((await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson'))?.items ?? [])
+const controllerPods = async () => ((await cluster.getJson(system, 'pods', '-l',
+  'app.kubernetes.io/name=keelson,app.kubernetes.io/component=controller'))?.items ?? [])
   .filter((pod: any) => !pod.metadata.deletionTimestamp);
 
-/** The sum of the controller's samples of `name` whose labels match `labels`, read inside its pod. */
+/**
+ * The sum of the controller's samples of `name` whose labels match `labels`, read inside its pod with its own token
+ * (the test binds its ServiceAccount to the metrics reader) from its self-signed HTTPS endpoint.
+ */
 async function metric(pod: string, name: string, labels: RegExp): Promise<number> {
-  const { stdout } = await cluster.kubectl(['exec', '-n', system, pod, '--', 'node', '-e',
-    `fetch("http://127.0.0.1:${metricsPort}/metrics").then((r) => r.text()).then(console.log)`]);
-  return stdout.split('\n').filter((line) => line.startsWith(`${name}{`) && labels.test(line))
+  const { stdout } = await cluster.kubectl(['exec', '-n', system, pod, '--', 'node', '-e', scrapeScript(secureMetricsPort)]);
+  const [status, ...lines] = stdout.split('\n');
+  if (status !== '200') throw new Error(`/metrics of ${pod} answered ${stdout.slice(0, 200)}`);
+  return lines.filter((line) => line.startsWith(`${name}{`) && labels.test(line))
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 const forbiddenRequests = (pod: string) => metric(pod, 'keelson_client_requests_total', /code="403"/);
@@ -63,12 +69,15 @@ describe('helm install and upgrade of dist/helm/keelson, on the real node', { sk
     await Promise.all([installCrds(cluster), loadImage(cluster, await controllerImage())]);
   });
   after(async () => {
+    await cluster.kubectl(['delete', 'clusterrolebinding', `${metricsReaderName}-${watched}`, '--ignore-not-found']);
     await helm?.('uninstall', 'keelson').catch(() => undefined);
     await cleanup?.();
   });
 
   it('installs: the controller runs as its ServiceAccount under a Role and reconciles, never refused', async () => {
     await helm('install', 'keelson', chartDir, '--set', `namespace=${system}`, '--set', `watchNamespace=${watched}`);
+    await cluster.kubectl(['create', 'clusterrolebinding', `${metricsReaderName}-${watched}`, `--clusterrole=${metricsReaderName}`,
+      `--serviceaccount=${system}:${controllerName}`]);
     const [pod] = await rolledOut();
     assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
     assert.equal(pod.spec.serviceAccountName, controllerName);

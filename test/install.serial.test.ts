@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { controllerImage } from '../images/recipes.ts';
-import { controllerName } from '../charts/install.ts';
-import { metricsPort } from '../charts/operator-install.ts';
+import { controllerName, metricsReaderName, podControllerName } from '../charts/install.ts';
+import { secureMetricsPort } from '../charts/operator-install.ts';
+import { scrapeScript } from './support/metrics.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import type { LogLine } from './support/controller-process.ts';
 import { repoRoot } from './support/paths.ts';
@@ -28,7 +29,7 @@ class ControllerLogs {
   private readonly timer = setInterval(() => void this.followNewPods(), 250);
 
   private async followNewPods(): Promise<void> {
-    const pods = await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson');
+    const pods = await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson,app.kubernetes.io/component=controller');
     for (const pod of pods?.items ?? []) {
       const name = pod.metadata.name as string;
       const started = pod.status?.containerStatuses?.[0]?.state?.running || pod.status?.containerStatuses?.[0]?.state?.terminated;
@@ -65,16 +66,24 @@ async function inPod(pod: string, script: string): Promise<string> {
   return (await cluster.kubectl(['exec', '-n', system, pod, '--', 'node', '-e', script])).stdout.trim();
 }
 
-async function controllerPods(): Promise<any[]> {
-  return (await cluster.getJson(system, 'pods', '-l', 'app.kubernetes.io/name=keelson')).items;
+async function controllerPods(component = 'controller'): Promise<any[]> {
+  return (await cluster.getJson(system, 'pods', '-l', `app.kubernetes.io/name=keelson,app.kubernetes.io/component=${component}`)).items;
+}
+
+/** Whether the ServiceAccount `name` of the install may do `verb` on `resource` in the test's namespace. */
+async function canI(name: string, verb: string, resource: string): Promise<boolean> {
+  const { stdout } = await cluster.kubectl(['auth', 'can-i', verb, resource, '-n', namespace,
+    `--as=system:serviceaccount:${system}:${name}`], { allowFailure: true });
+  return stdout.trim() === 'yes';
 }
 
 describe('the install from dist/, in-cluster on the real node', { skip: withoutRealNode(cluster) }, () => {
   let logs: ControllerLogs;
+  let image: string;
 
   before(async () => {
     ({ name: namespace, cleanup } = await freshNamespace(cluster, 'install', { pods: 'real' }));
-    await loadImage(cluster, await controllerImage());
+    image = await loadImage(cluster, await controllerImage());
     logs = new ControllerLogs();
   });
   after(async () => {
@@ -85,14 +94,28 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
 
   it('becomes Available with the image built here, as 65532 on a read-only root filesystem', async () => {
     await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'dist')]);
-    await cluster.kubectl(['rollout', 'status', `deployment/${controllerName}`, '-n', system, '--timeout=180s']);
-    const [pod] = await controllerPods();
-    assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
-    assert.equal(pod.spec.serviceAccountName, controllerName);
-    assert.ok(isReady(pod), 'its readiness probe (/readyz) passes');
-    assert.equal(await inPod(pod.metadata.name, 'console.log(process.getuid(), process.getgid())'), '65532 65532');
-    assert.equal(await inPod(pod.metadata.name,
-      'try { require("fs").writeFileSync("/probe", "x") } catch (e) { console.log(e.code) }'), 'EROFS');
+    for (const [name, component] of [[controllerName, 'controller'], [podControllerName, 'pod-controller']] as const) {
+      await cluster.kubectl(['rollout', 'status', `deployment/${name}`, '-n', system, '--timeout=180s']);
+      const [pod] = await controllerPods(component);
+      assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
+      assert.equal(pod.spec.serviceAccountName, name);
+      assert.ok(isReady(pod), 'its readiness probe (/readyz) passes');
+      assert.equal(await inPod(pod.metadata.name, 'console.log(process.getuid(), process.getgid())'), '65532 65532');
+      assert.equal(await inPod(pod.metadata.name,
+        'try { require("fs").writeFileSync("/probe", "x") } catch (e) { console.log(e.code) }'), 'EROFS');
+    }
+  });
+
+  it('gives each Deployment\'s ServiceAccount its own operators\' rights and not the others\'', async () => {
+    for (const [verb, resource] of [['update', 'pods/ephemeralcontainers'], ['create', 'pods/exec'], ['create', 'pods']] as const) {
+      assert.equal(await canI(controllerName, verb, resource), false, `${controllerName} may ${verb} ${resource}`);
+      assert.equal(await canI(podControllerName, verb, resource), true, `${podControllerName} may not ${verb} ${resource}`);
+    }
+    for (const [verb, resource] of [['patch', 'tdsets.keelson.dev/status'], ['create', 'deployments.apps'],
+      ['patch', 'podalerts.keelson.dev/status']] as const) {
+      assert.equal(await canI(podControllerName, verb, resource), false, `${podControllerName} may ${verb} ${resource}`);
+      assert.equal(await canI(controllerName, verb, resource), true, `${controllerName} may not ${verb} ${resource}`);
+    }
   });
 
   it('serves /metrics through its Service to another pod, and reconciles a TDSet whose pods answer HTTP', async () => {
@@ -110,8 +133,26 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
       return result.code === 0 ? result.stdout : undefined;
     }, { timeoutMs: 90_000 });
 
-    const metrics = await fetchFromClient(`http://${controllerName}-metrics.${system}.svc.cluster.local:${metricsPort}/metrics`);
-    assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/m);
+    // A scraper holding a token of a ServiceAccount bound to the metrics reader; the controllers' certificates are their
+    // own, self-signed.
+    await cluster.kubectl(['create', 'serviceaccount', 'scraper', '-n', namespace]);
+    await cluster.kubectl(['create', 'clusterrolebinding', `${metricsReaderName}-${namespace}`, `--clusterrole=${metricsReaderName}`,
+      `--serviceaccount=${namespace}:scraper`]);
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'scraper' }, spec: { serviceAccountName: 'scraper', terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'scraper', image, imagePullPolicy: 'Never', command: ['node', '-e', 'setInterval(() => {}, 1e9)'] }] } }) });
+    const scrape = (service: string, withToken: boolean) => waitFor(`GET https://${service}/metrics from a pod`, async () => {
+      const result = await cluster.kubectl(['exec', '-n', namespace, 'scraper', '--', 'node', '-e',
+        scrapeScript(secureMetricsPort, `${service}.${system}.svc.cluster.local`, withToken)], { allowFailure: true });
+      return result.code === 0 ? result.stdout : undefined;
+    }, { timeoutMs: 90_000 });
+    assert.match(await scrape(`${controllerName}-metrics`, false), /^401\n/);
+    for (const name of [controllerName, podControllerName]) {
+      const metrics = await scrape(`${name}-metrics`, true);
+      assert.match(metrics, /^200\n/);
+      assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/m);
+    }
+    await cluster.kubectl(['delete', 'clusterrolebinding', `${metricsReaderName}-${namespace}`]);
     await waitFor('2 ready replicas of the TDSet\'s Deployment', async () =>
       (await cluster.getJson(namespace, 'deployment', 'hello'))?.status?.readyReplicas === 2, { timeoutMs: 90_000 });
     assert.equal(await fetchFromClient(`http://hello.${namespace}.svc.cluster.local/`), '<pre>Hello World</pre>\n');
