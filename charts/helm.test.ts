@@ -60,10 +60,11 @@ describe('the Helm chart', () => {
     assert.deepEqual(await template(), sorted(Yaml.load(join(repoRoot, 'dist/0001-keelson.k8s.yaml'))));
   });
 
-  it('renders the kinds\' admission policies as dist/ has them beside the CRDs, so that upgrades carry them', async () => {
+  it('renders the kinds\' admission policies as dist/ has them beside the CRDs, unless told they are there already', async () => {
     const policies = sorted(Yaml.load(join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml'))).filter(isPolicy);
     assert.equal(policies.length, 10);
     assert.deepEqual((await templateAll()).filter(isPolicy), policies);
+    assert.deepEqual((await templateAll({ admissionPolicies: false })).filter(isPolicy), []);
   });
 
   const digest = `sha256:${'ab'.repeat(32)}`;

@@ -233,6 +233,10 @@ podBuggerToolAllowedImages: []
 # Copy failing containers' log tails into PodAlerts' status and alerts.
 podAlertLogTails: true
 
+# Each kind's ValidatingAdmissionPolicy: whoever creates an object, or changes its spec, must hold the rights the
+# controller uses for them. Set false only where they are applied already, with the CRDs, from dist/.
+admissionPolicies: true
+
 # A NetworkPolicy admitting only the metrics (8080) and health (8081) ports.
 networkPolicy: true
 
@@ -271,6 +275,7 @@ function valuesSchema(): object {
       podBuggerToolAllowedProfiles: { type: 'array', uniqueItems: true, items: { enum: [...debugProfiles] } },
       podBuggerToolAllowedImages: { type: 'array', items: { type: 'string', minLength: 1 } },
       podAlertLogTails: { type: 'boolean' },
+      admissionPolicies: { type: 'boolean' },
       networkPolicy: { type: 'boolean' },
       nodeSelector: strings,
       tolerations: { type: 'array', items: object },
@@ -287,6 +292,8 @@ function valuesSchema(): object {
 export function helmChart(version: string, crds: string): Map<string, string> {
   const documents = crds.split(/^---\n/m).filter((text) => text.trim());
   const isCrd = (text: string) => /^kind: CustomResourceDefinition$/m.test(text);
+  const policies = documents.filter((text) => !isCrd(text))
+    .map((text) => `{{- if .Values.admissionPolicies }}\n---\n${text}{{- end }}\n`).join('');
   const chart = `apiVersion: v2
 name: keelson
 description: Kubernetes operators in TypeScript - TDSet, PodBuggerTool, PodAlert, PostgresCluster, PrometheusJmxExporter
@@ -299,7 +306,7 @@ appVersion: "${version}"
     ['values.yaml', values(version)],
     ['values.schema.json', `${JSON.stringify(valuesSchema(), null, 2)}\n`],
     ['crds/keelson-crds.yaml', documents.filter(isCrd).join('---\n')],
-    ['templates/admission.yaml', documents.filter((text) => !isCrd(text)).join('---\n')],
+    ['templates/admission.yaml', policies],
     ['templates/_helpers.tpl', helpers],
     ['templates/keelson.yaml', installTemplate()],
     ['templates/NOTES.txt', notes],

@@ -70,10 +70,11 @@ async function controllerPods(component = 'controller'): Promise<any[]> {
   return (await cluster.getJson(system, 'pods', '-l', `app.kubernetes.io/name=keelson,app.kubernetes.io/component=${component}`)).items;
 }
 
-/** Whether the ServiceAccount `name` of the install may do `verb` on `resource` in the test's namespace. */
+/** Whether the ServiceAccount `name` of the install may do `verb` on `resource` (or resource/subresource) in the test's namespace. */
 async function canI(name: string, verb: string, resource: string): Promise<boolean> {
-  const { stdout } = await cluster.kubectl(['auth', 'can-i', verb, resource, '-n', namespace,
-    `--as=system:serviceaccount:${system}:${name}`], { allowFailure: true });
+  const [type, subresource] = resource.split('/');
+  const { stdout } = await cluster.kubectl(['auth', 'can-i', verb, type!, ...(subresource ? [`--subresource=${subresource}`] : []),
+    '-n', namespace, `--as=system:serviceaccount:${system}:${name}`], { allowFailure: true });
   return stdout.trim() === 'yes';
 }
 

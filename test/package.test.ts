@@ -133,7 +133,9 @@ describe('examples/configmap-replicator, built from the package, on the local cl
     const deployment = install.find((o) => o.kind === 'Deployment');
     const account = install.find((o) => o.kind === 'ServiceAccount').metadata;
     const kubeconfig = await cluster.serviceAccountKubeconfig(account.namespace, account.name, join(dir, 'kubeconfig'));
-    const args = (deployment.spec.template.spec.containers[0].args as string[]).filter((arg) => !arg.includes('-bind-address'));
+    // Metrics on loopback, plain, for the test to read (secure metrics have tests of their own).
+    const args = (deployment.spec.template.spec.containers[0].args as string[])
+      .filter((arg) => !arg.includes('-bind-address') && arg !== '--metrics-secure');
     controller = await ControllerProcess.start(join(dir, 'build/main.js'), [...args, `--kubeconfig=${kubeconfig}`],
       { POD_NAMESPACE: account.namespace, POD_NAME: 'configmap-replicator-test' });
 

@@ -93,6 +93,11 @@ describe('requester authorization at admission', () => {
     await admitted('pa-user', alert(0));
     await grant('pa-user', [own('podalerts'), right('pods/log', 'get')]);
     await admitted('pa-user', alert(5));
+    const hooked = { kind: 'PodAlert', metadata: { name: 'hooked' }, spec: { alerts: { checkRunningPods: true }, logLines: 0,
+      webhook: { secretRef: { name: 'team-hook', key: 'url' } } } };
+    await refused('pa-user', hooked, 'it needs get on secrets named team-hook');
+    await grant('pa-user', [own('podalerts'), right('secrets', 'get', '', ['team-hook'])]);
+    await admitted('pa-user', hooked);
   });
 
   it('admits a TDSet or a PostgresCluster only from a user who may run its workload', async () => {

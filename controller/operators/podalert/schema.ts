@@ -74,7 +74,9 @@ export const PodAlert = defineKind({
   ],
   requesterRights: [{ group: '', resource: 'pods', subresource: 'log', verb: 'get',
     when: 'has(object.spec.logLines) && object.spec.logLines > 0',
-    because: 'the controller copies pods\' log tails into its status for you; logLines: 0 needs no such right' }],
+    because: 'the controller copies pods\' log tails into its status for you; logLines: 0 needs no such right' },
+  { group: '', resource: 'secrets', verb: 'get', name: 'object.spec.webhook.secretRef.name', when: 'has(object.spec.webhook)',
+    because: 'the controller reads the webhook URL from that Secret for you' }],
 });
 
 export type PodAlertSpec = Infer<typeof podAlertSpec>;
