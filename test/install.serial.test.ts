@@ -159,6 +159,19 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
     assert.equal(await fetchFromClient(`http://hello.${namespace}.svc.cluster.local/`), '<pre>Hello World</pre>\n');
   });
 
+  it('has the pod controller, under its own account, add a debug container one can exec into', async () => {
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
+      kind: 'PodBuggerTool', metadata: { name: 'debug-client' },
+      spec: { selector: { matchLabels: { 'keelson.dev/debug': 'yes' } }, image: 'keelson.local/tools:1', command: ['sleep', '3600'] } }) });
+    await cluster.kubectl(['label', 'pod', 'scraper', '-n', namespace, 'keelson.dev/debug=yes']);
+    const container = await waitFor('a running debug container in the scraper pod', async () => {
+      const pod = await cluster.getJson(namespace, 'pod', 'scraper');
+      return pod?.status?.ephemeralContainerStatuses?.find((c: any) => c.state?.running)?.name as string | undefined;
+    }, { timeoutMs: 90_000 });
+    const { stdout } = await cluster.kubectl(['exec', '-n', namespace, 'scraper', '-c', container, '--', 'echo', 'inside']);
+    assert.equal(stdout.trim(), 'inside');
+  });
+
   it('with 2 replicas one leads, and a rollout restart never has two leading at once', async () => {
     await cluster.kubectl(['scale', `deployment/${controllerName}`, '-n', system, '--replicas=2']);
     await cluster.kubectl(['rollout', 'status', `deployment/${controllerName}`, '-n', system, '--timeout=180s']);
