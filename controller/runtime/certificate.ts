@@ -26,8 +26,15 @@ function oid(dotted: string): Buffer {
   return der(tag.oid, Buffer.from(bytes));
 }
 
-/** A positive INTEGER from unsigned big-endian bytes. */
-const unsigned = (bytes: Buffer) => der(tag.integer, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A random positive INTEGER of 16 bytes. Its first byte is kept between 0x40 and 0x7f: DER forbids a leading zero byte
+ * (OpenSSL and Go refuse such a certificate) and a set top bit would make it negative.
+ */
+function serialNumber(): Buffer {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0]! & 0x3f) | 0x40;
+  return der(tag.integer, bytes);
+}
 const time = (date: Date) => der(tag.generalizedTime, Buffer.from(`${date.toISOString().replace(/[-:T]|\.\d+/g, '')}`));
 const name = (commonName: string) => der(tag.sequence, der(tag.set, der(tag.sequence, oid('2.5.4.3'),
   der(tag.utf8String, Buffer.from(commonName)))));
@@ -67,7 +74,7 @@ export function selfSignedCertificate(commonName: string, hosts: string[], days 
   const serverAuth = der(tag.sequence, oid('2.5.29.37'), der(tag.octetString, der(tag.sequence, oid('1.3.6.1.5.5.7.3.1'))));
   const tbs = der(tag.sequence,
     explicit(0, der(tag.integer, Buffer.from([2]))),
-    unsigned(randomBytes(16)),
+    serialNumber(),
     ecdsaWithSha256,
     name(commonName),
     der(tag.sequence, time(new Date(now - 3_600_000)), time(new Date(now + days * 86_400_000))),
