@@ -58,6 +58,7 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
   signal?.throwIfAborted();
   let abandon = () => {};
   let timer: NodeJS.Timeout | undefined;
+  let settled = false;
   try {
     return await new Promise<ExecResult>((resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`exec in ${request.pod}/${request.container}: no exit ` +
@@ -80,6 +81,8 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
       new Exec(config).exec(request.namespace, request.pod, request.container, request.command,
         collector(out, room, overflow), collector(err, room, overflow), stdin, false, finish).then((ws) => {
         socket = ws;
+        // Abandoned (deadline, signal) while the connection was still opening: close it now that it is open.
+        if (settled) ws.terminate();
         ws.on('close', () => {
           reject(new Error(`exec in ${request.pod}/${request.container}: the stream closed without an exit status`));
         });
@@ -90,6 +93,7 @@ export async function execInPod(config: KubeConfig, request: ExecRequest, signal
       });
     });
   } finally {
+    settled = true;
     clearTimeout(timer);
     signal?.removeEventListener('abort', abandon);
     socket?.terminate();

@@ -1,0 +1,63 @@
+// pods/exec against the real apiserver, the command run by kwok on this machine (a simulated pod's exec): output and
+// exit codes, the output cap, and commands abandoned however early.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { serveExec } from '../../test/cluster/kwok.ts';
+import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
+import { waitFor } from '../../test/support/wait.ts';
+import { execInPod, ExecOutputExceeded, type ExecRequest } from './exec.ts';
+
+const cluster = testCluster();
+const config = cluster.adminConfig();
+let namespace: string;
+let cleanup: () => Promise<void>;
+let scratch: string;
+
+const request = (command: string[], more: Partial<ExecRequest> = {}): ExecRequest =>
+  ({ namespace, pod: 'shell', container: 'shell', command, ...more });
+
+/** Whether a process whose command line contains `text` runs on this machine. */
+const running = async (text: string) =>
+  (await promisify(execFile)('pgrep', ['-f', text]).then(() => true, () => false));
+
+before(async () => {
+  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'exec'));
+  scratch = await mkdtemp(join(tmpdir(), 'keelson-exec-test-'));
+  await cluster.kubectl(['run', 'shell', '--image=registry.example/shell:1', '-n', namespace]);
+  await cluster.kubectl(['wait', '--for=condition=Ready', 'pod/shell', '-n', namespace, '--timeout=60s']);
+  await serveExec(cluster, { namespace, pod: 'shell' }, scratch);
+});
+after(async () => {
+  await cleanup();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('exec in a pod', () => {
+  it('returns what the command wrote and its exit code', async () => {
+    const result = await waitFor('kwok to serve the exec', () => execInPod(config, request(['sh', '-c', 'echo out; echo err >&2; exit 3']))
+      .catch(() => undefined));
+    assert.deepEqual(result, { exitCode: 3, stdout: 'out\n', stderr: 'err\n' });
+  });
+
+  it('abandons a command that writes past the cap, keeping no more than the cap', async () => {
+    const started = Date.now();
+    await assert.rejects(execInPod(config, request(['sh', '-c', 'yes flood'], { maxOutputBytes: 65_536 })),
+      (error: Error) => error instanceof ExecOutputExceeded && /wrote more than 65536 bytes; abandoned/.test(error.message));
+    assert.ok(Date.now() - started < 10_000);
+  });
+
+  it('closes a command abandoned before its connection even opened', async () => {
+    const marker = `sleep 41.${process.pid}`;
+    const abandon = new AbortController();
+    const call = execInPod(config, request(['sh', '-c', marker]), abandon.signal);
+    abandon.abort(new Error('the reconcile ended'));
+    await assert.rejects(call, /the reconcile ended/);
+    await waitFor(`the abandoned "${marker}" to be started`, () => running(marker), { timeoutMs: 10_000 }).catch(() => undefined);
+    await waitFor(`the abandoned "${marker}" to be gone`, async () => !(await running(marker)), { timeoutMs: 15_000 });
+  });
+});
