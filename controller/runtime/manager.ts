@@ -195,7 +195,7 @@ export class Manager<Settings = undefined> {
     const { cert, key } = dir
       ? { cert: await readFile(join(dir, 'tls.crt'), 'utf8'), key: await readFile(join(dir, 'tls.key'), 'utf8') }
       : selfSignedCertificate(this.identity, [hostname(), 'localhost', '127.0.0.1', '::1']);
-    const authorizer = new MetricsAuthorizer(this.client.scoped(metricsAuthPermissions));
+    const authorizer = new MetricsAuthorizer(this.client.scoped(metricsAuthPermissions), this.log);
     return { cert, key, authorize: (authorization) => authorizer.check(authorization) };
   }
 

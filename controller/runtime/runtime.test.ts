@@ -401,18 +401,19 @@ describe('controller runtime', () => {
     const fixture = await startFixture(secure, ['--metrics-secure']);
     try {
       const port = await fixture.port('metrics');
-      const scrape = (token?: string) => new Promise<{ status: number; body: string; san: string }>((resolve, reject) => {
+      const scrape = (token?: string) => new Promise<{ status: number; body: string; san: string; challenge?: string }>((resolve, reject) => {
         const req = httpsGet({ host: '127.0.0.1', port, path: '/metrics', rejectUnauthorized: false,
           headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
           const san = (res.socket as TLSSocket).getPeerX509Certificate()?.subjectAltName ?? '';
           let body = '';
-          res.on('data', (chunk) => (body += chunk)).on('end', () => resolve({ status: res.statusCode!, body, san }));
+          res.on('data', (chunk) => (body += chunk)).on('end', () => resolve({ status: res.statusCode!, body, san,
+            challenge: res.headers['www-authenticate'] }));
         });
         req.on('error', reject);
       });
       const token = async (name: string) => (await cluster.kubectl(['create', 'token', name, '-n', namespace])).stdout.trim();
       const none = await scrape();
-      assert.deepEqual([none.status, none.body], [401, 'a bearer token is required\n']);
+      assert.deepEqual([none.status, none.body, none.challenge], [401, 'a bearer token is required\n', 'Bearer']);
       assert.match(none.san, /IP Address:127\.0\.0\.1/);
       assert.equal((await scrape('not-a-token')).status, 401);
       const stranger = await scrape(await token('stranger'));

@@ -39,7 +39,8 @@ async function serve(address: string, routes: Record<string, Handler>, secure?: 
       : Promise.resolve({ status: 200 });
     verdict.then((gate) => gate.status === 200 ? route(req)
       : { status: gate.status, type: 'text/plain', body: `${gate.reason ?? 'refused'}\n` })
-      .then(({ status, type, body }) => res.writeHead(status, { 'Content-Type': type }).end(body),
+      .then(({ status, type, body }) => res.writeHead(status, { 'Content-Type': type,
+        ...(status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}) }).end(body),
         (error: Error) => res.writeHead(500).end(`${error.message}\n`));
   };
   const server = secure ? createTlsServer({ cert: secure.cert, key: secure.key, minVersion: 'TLSv1.2' }, handle)
