@@ -45,6 +45,9 @@ Promise<{ outbox: Notification[] }> {
     try {
       await post(url, payload(waiting[0]!, { namespace, name: object.metadata.name }), policy);
     } catch (error) {
+      if (error instanceof DestinationRefused && error.detail) {
+        ctx.log.info({ namespace, name: object.metadata.name, detail: error.detail }, 'webhook destination refused');
+      }
       return failed(error instanceof DestinationRefused ? 'DestinationRefused' : 'DeliveryFailed', (error as Error).message);
     }
     waiting = waiting.slice(1);

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseDestinations, refusal } from './destination.ts';
 
-const refusedByPolicy = /^the webhook destination was refused by policy \(/;
 
 // Pure checks of addresses: nothing here opens a connection.
 describe('webhook destinations', () => {
@@ -12,12 +11,12 @@ describe('webhook destinations', () => {
       ['172.20.1.1', 'private'], ['192.168.1.1', 'private'], ['100.100.100.200', 'carrier-grade NAT'],
       ['fd00:ec2::254', 'unique local'], ['64:ff9b::a9fe:a9fe', 'NAT64'], ['169.254.169.254', 'link-local'],
       ['fe80::1', 'link-local'], ['::ffff:169.254.169.254', 'link-local'], ['::ffff:127.0.0.1', 'loopback'],
-      ['2002:a00:1::', 'private'], ['0.0.0.0', 'this network'], ['::', 'unspecified'], ['224.0.0.1', 'multicast'],
+      ['0.0.0.0', 'this network'], ['224.0.0.1', 'multicast'], ['::ffff:a9fe:a9fe', 'link-local'],
+      ['0:0:0:0:0:ffff:7f00:1', 'loopback'], ['2002:a00::1', '6to4'], ['2002:a00:1::', '6to4'], ['2002:c0a8::1', '6to4'],
+      ['::a9fe:a9fe', 'IPv4-compatible'], ['::', 'unspecified'], ['::ffff:0:a00:1', 'IPv4-translated'],
+      ['2001:0:4136:e378::1', 'Teredo'], ['100::1', 'discard'],
     ] as const) {
-      const text = refusal(policy, address, address);
-      assert.match(text ?? '', refusedByPolicy, address);
-      assert.match(text!, new RegExp(`\\(a ${what} address;`), address);
-      assert.doesNotMatch(text!, new RegExp(address.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'the message names the address');
+      assert.match(refusal(policy, address, address) ?? '', new RegExp(`: ${what}$`), address);
     }
     for (const address of ['198.51.100.1', '2001:db8::1', '8.8.8.8', '::ffff:203.0.113.9']) {
       assert.equal(refusal(policy, 'hooks.example', address), undefined, address);
@@ -28,7 +27,7 @@ describe('webhook destinations', () => {
     const policy = parseDestinations(undefined);
     for (const host of ['keelson-controller-metrics', 'keelson-controller-metrics.keelson-system.svc',
       'api.default.svc.cluster.local', 'localhost', 'x.localhost', 'kubernetes.default.svc.']) {
-      assert.match(refusal(policy, host, '198.51.100.1') ?? '', /refused by policy \(a name inside the cluster;/, host);
+      assert.equal(refusal(policy, host, '198.51.100.1'), 'a name inside the cluster', host);
     }
   });
 
@@ -37,18 +36,18 @@ describe('webhook destinations', () => {
     assert.equal(refusal(policy, 'alertmanager.monitoring.svc', '10.96.3.4'), undefined);
     assert.equal(refusal(policy, '127.0.0.1', '127.0.0.1'), undefined);
     assert.equal(refusal(policy, 'internal.example', 'fd00::5'), undefined);
-    assert.match(refusal(policy, 'hooks.example', '198.51.100.1')!, /refused by policy \(not among the allowed/);
-    assert.match(refusal(policy, '127.0.0.2', '127.0.0.2')!, /a loopback address/);
+    assert.equal(refusal(policy, 'hooks.example', '198.51.100.1'), '198.51.100.1: not among the allowed destinations');
+    assert.equal(refusal(policy, '127.0.0.2', '127.0.0.2'), '127.0.0.2: loopback');
     const withPublic = parseDestinations('public,10.0.0.0/8');
     assert.equal(refusal(withPublic, 'hooks.example', '198.51.100.1'), undefined);
     assert.equal(refusal(withPublic, 'internal.example', '10.1.2.3'), undefined);
-    assert.match(refusal(withPublic, 'internal.example', '192.168.0.1')!, /a private address/);
+    assert.equal(refusal(withPublic, 'internal.example', '192.168.0.1'), '192.168.0.1: private');
   });
 
   it('refuses the ranges an admin adds, public addresses though they are', () => {
     const policy = parseDestinations(undefined, '203.0.113.0/24, 2001:db8:42::/48');
-    assert.match(refusal(policy, 'svc.example', '203.0.113.10')!, /one of the cluster's own ranges/);
-    assert.match(refusal(policy, 'pod.example', '2001:db8:42::7')!, /one of the cluster's own ranges/);
+    assert.equal(refusal(policy, 'svc.example', '203.0.113.10'), '203.0.113.10: one of the cluster\'s own ranges');
+    assert.equal(refusal(policy, 'pod.example', '2001:db8:42::7'), '2001:db8:42::7: one of the cluster\'s own ranges');
     assert.equal(refusal(policy, 'hooks.example', '203.0.114.1'), undefined);
   });
 

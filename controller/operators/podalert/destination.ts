@@ -7,7 +7,7 @@
 // the cluster's own ranges, when they are public addresses, with --webhook-refused-destinations. A refusal is decided
 // before any connection: names are checked on the addresses they resolve to, the connection goes to the address that
 // was checked (no second lookup to rebind), and the message says "refused by policy" and nothing a scan could use.
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, SocketAddress } from 'node:net';
 
 export interface DestinationPolicy {
   /** Host names allowed by name. */
@@ -26,7 +26,10 @@ const refusedRanges: [string, string, number][] = [
   ['carrier-grade NAT', '100.64.0.0', 10], ['link-local', '169.254.0.0', 16], ['private', '172.16.0.0', 12],
   ['IETF protocol assignments', '192.0.0.0', 24], ['private', '192.168.0.0', 16], ['benchmarking', '198.18.0.0', 15],
   ['multicast', '224.0.0.0', 4], ['reserved', '240.0.0.0', 4],
-  ['unspecified', '::', 128], ['loopback', '::1', 128], ['NAT64', '64:ff9b::', 96], ['NAT64', '64:ff9b:1::', 48],
+  // IPv6 that carries or reaches IPv4 (IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo), refused whole, as
+  // any form of it could hide a private IPv4 address; IPv4-mapped (::ffff:a.b.c.d) is judged as the IPv4 it is.
+  ['unspecified', '::', 128], ['loopback', '::1', 128], ['IPv4-compatible', '::', 96], ['IPv4-translated', '::ffff:0:0:0', 96], ['NAT64', '64:ff9b::', 96],
+  ['NAT64', '64:ff9b:1::', 48], ['discard', '100::', 64], ['Teredo', '2001::', 32], ['6to4', '2002::', 16],
   ['unique local', 'fc00::', 7], ['link-local', 'fe80::', 10], ['site-local', 'fec0::', 10], ['multicast', 'ff00::', 8],
 ];
 const builtIn = refusedRanges.map(([what, address, prefix]) => {
@@ -75,20 +78,19 @@ export function parseDestinations(allowed: string | undefined, refused?: string)
   return { ...list, refused: parseList('webhook-refused-destinations', refused, { hosts: false }).networks };
 }
 
-/** An IPv4 address carried in IPv6 (::ffff:a.b.c.d, or 6to4's 2002:AABB:CCDD::) is judged as the IPv4 address it is. */
+/** An IPv4-mapped address (::ffff:a.b.c.d, in any spelling) is judged as the IPv4 address it is. */
 function plain(address: string): { address: string; type: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, type: 'ipv4' };
-  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(:|$)/i.exec(address);
-  if (sixToFour) {
-    const [high, low] = [parseInt(sixToFour[1]!, 16), parseInt(sixToFour[2]!, 16)];
-    return { address: [high >> 8, high & 255, low >> 8, low & 255].join('.'), type: 'ipv4' };
-  }
-  return { address, type: isIP(address) === 4 ? 'ipv4' : 'ipv6' };
+  if (isIP(address) === 4) return { address, type: 'ipv4' };
+  // SocketAddress writes every spelling of a mapped address as ::ffff:a.b.c.d.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(new SocketAddress({ address, family: 'ipv6' }).address);
+  return mapped ? { address: mapped[1]!, type: 'ipv4' } : { address, type: 'ipv6' };
 }
 
-const refusedText = (what: string) =>
-  `the webhook destination was refused by policy (${what}; an admin may list it in --webhook-allowed-destinations)`;
+/**
+ * What a refusal says wherever a requester reads it: the same whatever the destination was, so that neither what an
+ * internal name resolves to nor whether a port answers can be learnt from it. Why, in detail, goes to the log only.
+ */
+export const refusedByPolicy = 'the webhook destination was refused by policy (an admin may list it in --webhook-allowed-destinations)';
 
 /** What the address is, when it is not a public address; undefined when it is. */
 function nonPublic(policy: DestinationPolicy, ip: string, type: 'ipv4' | 'ipv6'): string | undefined {
@@ -96,16 +98,13 @@ function nonPublic(policy: DestinationPolicy, ip: string, type: 'ipv4' | 'ipv6')
   return builtIn.find(({ list }) => list.check(ip, type))?.what;
 }
 
-/** Why a URL naming `host` is refused before its name is even looked up, or undefined. */
+/** Why a URL naming `host` is refused before its name is even looked up (for the log), or undefined. */
 export function nameRefusal(policy: DestinationPolicy, host: string): string | undefined {
   if (policy.hosts.has(host.toLowerCase()) || !clusterInternalName(host)) return undefined;
-  return refusedText('a name inside the cluster');
+  return 'a name inside the cluster';
 }
 
-/**
- * Why a connection to `address` (for a URL naming `host`) is refused, or undefined when it may go. Refusals read the
- * same whatever answers at the address, so the message is no port scanner.
- */
+/** Why a connection to `address` (for a URL naming `host`) is refused (for the log), or undefined when it may go. */
 export function refusal(policy: DestinationPolicy, host: string, address: string): string | undefined {
   if (policy.hosts.has(host.toLowerCase())) return undefined;
   const { address: ip, type } = plain(address);
@@ -113,6 +112,6 @@ export function refusal(policy: DestinationPolicy, host: string, address: string
   const byName = nameRefusal(policy, host);
   if (byName) return byName;
   const what = nonPublic(policy, ip, type);
-  if (what) return refusedText(`a ${what} address`);
-  return policy.public ? undefined : refusedText('not among the allowed destinations');
+  if (what) return `${ip}: ${what}`;
+  return policy.public ? undefined : `${ip}: not among the allowed destinations`;
 }

@@ -4,11 +4,15 @@ import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { nameRefusal, refusal, type DestinationPolicy } from './destination.ts';
+import { nameRefusal, refusal, refusedByPolicy, type DestinationPolicy } from './destination.ts';
 import type { PodAlertStatus } from './schema.ts';
 
-/** The destination was refused before any connection was made. */
-export class DestinationRefused extends Error {}
+/** The destination was refused before any connection was made; `detail`, for the log only, says why. */
+export class DestinationRefused extends Error {
+  constructor(message: string, readonly detail?: string) {
+    super(message);
+  }
+}
 
 export type Notification = NonNullable<PodAlertStatus['pendingNotifications']>[number];
 
@@ -41,7 +45,7 @@ function checkedLookup(policy: DestinationPolicy) {
     lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const refused = addresses.map((a) => refusal(policy, hostname, a.address)).find(Boolean);
-      if (refused) return callback(new DestinationRefused(refused), []);
+      if (refused) return callback(new DestinationRefused(refusedByPolicy, `${hostname} resolves to ${refused}`), []);
       if (options.all) return callback(null, addresses);
       return callback(null, addresses[0]!.address, addresses[0]!.family);
     });
@@ -61,7 +65,7 @@ export async function post(url: string, body: object, policy: DestinationPolicy,
   }
   const host = target.hostname.replace(/^\[|\]$/g, '');
   const refused = isIP(host) ? refusal(policy, host, host) : nameRefusal(policy, host);
-  if (refused) throw new DestinationRefused(refused);
+  if (refused) throw new DestinationRefused(refusedByPolicy, `${host}: ${refused}`);
   const text = JSON.stringify(body);
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
