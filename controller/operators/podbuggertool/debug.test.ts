@@ -77,10 +77,11 @@ describe('PodBuggerTool debug containers', () => {
   it('matches image prefixes only at a boundary of the reference', () => {
     const policy = parseDebugPolicy('general', 'registry.corp/debug, busybox');
     for (const image of ['registry.corp/debug/busybox:1', 'registry.corp/debug:1', 'busybox', 'busybox:1.36',
-      'busybox@sha256:00']) {
+      'busybox@sha256:00', 'docker.io/library/busybox:1.36', 'library/busybox:1']) {
       assert.equal(policyRefusal(policy, { profile: 'general', image }), undefined, image);
     }
-    for (const image of ['registry.corp/debugger/x', 'registry.corp.evil/debug/x', 'busyboxx:1', 'evil/busybox']) {
+    for (const image of ['registry.corp/debugger/x', 'registry.corp.evil/debug/x', 'busyboxx:1', 'evil/busybox',
+      'busybox/evil:1', 'busybox:5000/x', 'docker.io/busybox/evil']) {
       assert.equal(policyRefusal(policy, { profile: 'general', image })?.reason, 'ImageNotAllowed', image);
     }
   });

@@ -96,12 +96,28 @@ export function parseDebugPolicy(profiles: string | undefined, images: string | 
 }
 
 /**
- * Whether `image` starts with `prefix` at a boundary of the reference: "registry.corp/debug" allows
- * "registry.corp/debug/busybox:1" and "registry.corp/debug:1", not "registry.corp/debugger" nor "registry.corp.evil/x".
+ * A reference with its registry and repository spelt out, as the container runtime reads it: "busybox:1" is
+ * "docker.io/library/busybox:1", "team/tool" is "docker.io/team/tool"; a first part with a dot or a port, or
+ * "localhost", is a registry.
+ */
+export function fullReference(image: string): string {
+  const slash = image.indexOf('/');
+  const first = slash < 0 ? '' : image.slice(0, slash);
+  if (first && (/[.:]/.test(first) || first === 'localhost')) return image;
+  return `docker.io/${slash < 0 ? 'library/' : ''}${image}`;
+}
+
+/**
+ * Whether `image` starts with `prefix`, both spelt out in full, at a boundary of the reference: "registry.corp/debug"
+ * allows "registry.corp/debug/busybox:1" and "registry.corp/debug:1", not "registry.corp/debugger" nor
+ * "registry.corp.evil/x"; "busybox" allows "busybox:1.36", not "busybox/evil" (another Docker Hub user's).
  */
 function startsWithPrefix(image: string, prefix: string): boolean {
-  if (!image.startsWith(prefix)) return false;
-  return /[/:@]$/.test(prefix) || image.length === prefix.length || '/:@'.includes(image[prefix.length]!);
+  const [full, start] = [fullReference(image), fullReference(prefix)];
+  if (!full.startsWith(start)) return false;
+  if (start.endsWith('/') || full.length === start.length) return true;
+  // A prefix naming an image ends where its tag or digest begins; one naming a repository path, at a slash.
+  return ':@'.includes(full[start.length]!) || (prefix.includes('/') && full[start.length] === '/');
 }
 
 /** Why the install refuses this spec (nothing is added to any pod), or undefined. */
