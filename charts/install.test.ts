@@ -109,7 +109,9 @@ describe('KeelsonInstall', () => {
   });
 
   it('elects a leader on a Lease whatever the replica count (a rolling update runs two pods), unless told not to', () => {
-    const leaseRules = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }];
+    const leaseRules = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'],
+        resourceNames: [`${controllerName}-leader`] }];
     const single = synth();
     assert.equal(one(single, 'Deployment').spec.replicas, 1);
     assert.equal(argsOf(single).leaderElect, true);

@@ -146,8 +146,12 @@ export class OperatorInstall extends Construct {
     }
     if (leaderElect) {
       const name = `${controllerName}-leader-election`;
-      new k8s.KubeRole(this, 'leader-election-role', { metadata: meta(name),
-        rules: policyRules(leaderElectionPermissions) });
+      // Its own Lease only: create cannot be limited by name, but reading and renewing can, so neither controller of
+      // a split install can hold the other's Lease.
+      const leases = policyRules(leaderElectionPermissions).flatMap((rule) => [
+        ...(rule.verbs.includes('create') ? [{ ...rule, verbs: ['create'] }] : []),
+        { ...rule, verbs: rule.verbs.filter((v) => v !== 'create'), resourceNames: [`${controllerName}-leader`] }]);
+      new k8s.KubeRole(this, 'leader-election-role', { metadata: meta(name), rules: leases });
       new k8s.KubeRoleBinding(this, 'leader-election-role-binding', { metadata: meta(name), subjects,
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name } });
     }
