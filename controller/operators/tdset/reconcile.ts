@@ -5,7 +5,8 @@ import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/c
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
+import { ApiError } from '../../runtime/rest.ts';
+import { kindType, keyOf, types, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
 import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { permissions } from './permissions.ts';
 import { desiredAt, nextTransition, requeueDelay, scheduleProblems, type Desired } from './schedule.ts';
@@ -109,14 +110,33 @@ class TDSetReconciler {
       return this.requeue(spec, next, now);
     }
 
-    const { object: deployment, changed } = await applyIfChanged(this.ctx.client, types.deployments,
-      deploymentFor(tdset, spec, desired.replicas), current);
+    const applied = await this.createOrApply(types.deployments, deploymentFor(tdset, spec, desired.replicas), current);
+    // Made by someone else since the GET: the next pass reads it and reports it not owned.
+    if (!applied) return { requeueAfterMs: 1_000 };
+    const { object: deployment, changed } = applied;
     if (changed) await this.announce(tdset, current, desired, log);
-    if (spec.service) await applyIfChanged(this.ctx.client, types.services, serviceFor(tdset, spec.service.port), service);
+    if (spec.service && !await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service)) {
+      return { requeueAfterMs: 1_000 };
+    }
     else if (service && isControlledBy(service, tdset)) await this.ctx.client.delete(types.services, service.metadata.namespace, name, service.metadata.uid);
 
     await this.report(tdset, this.rollout(deployment, desired, generation), scheduled);
     return this.requeue(spec, next, now);
+  }
+
+  /**
+   * Applies `desired` over `current`, ours; with no current object, creates it, so that one of its name made since the
+   * cache or the GET looked is never taken over by a forced apply. Undefined when that happened.
+   */
+  private async createOrApply<T extends KubeObject>(type: ResourceType, desired: T, current: T | undefined):
+  Promise<{ object: T; changed: boolean } | undefined> {
+    if (current) return applyIfChanged(this.ctx.client, type, desired, current);
+    try {
+      return { object: await this.ctx.client.create(type, desired), changed: true };
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) return undefined;
+      throw error;
+    }
   }
 
   private async announce(tdset: TDSetResource & Owner, before: Deployment | undefined, desired: Desired,
