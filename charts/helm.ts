@@ -237,7 +237,7 @@ podAlertLogTails: true
 # controller uses for them. Set false only where they are applied already, with the CRDs, from dist/.
 admissionPolicies: true
 
-# A NetworkPolicy admitting only the metrics (8080) and health (8081) ports.
+# A NetworkPolicy admitting only the metrics (8443, HTTPS) and health (8081) ports.
 networkPolicy: true
 
 nodeSelector: {}

@@ -57,11 +57,12 @@ describe('requester authorization at admission', () => {
       spec: { label: 'app=course', image: 'busybox:1.36', profile } });
     await grant('pbt-user', [own('podbuggertools')]);
     await refused('pbt-user', tool('general'), 'pbt-user may not create or change this PodBuggerTool: it needs update ' +
-      `on pods/ephemeralcontainers in namespace ${namespace}`);
-    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'update')]);
+      `or patch on pods/ephemeralcontainers in namespace ${namespace}`);
+    // kubectl debug's right (patch) will do, as a controller's (update) would.
+    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'patch')]);
     await admitted('pbt-user', tool('general'));
     await refused('pbt-user', tool('sysadmin'), 'it needs use on debugprofiles.keelson.dev named sysadmin');
-    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'update'),
+    await grant('pbt-user', [own('podbuggertools'), right('pods/ephemeralcontainers', 'patch'),
       right('debugprofiles', 'use', 'keelson.dev', ['netadmin'])]);
     await refused('pbt-user', tool('sysadmin'), 'named sysadmin');
     await admitted('pbt-user', tool('netadmin'));
@@ -82,6 +83,8 @@ describe('requester authorization at admission', () => {
     await grant('pje-user', [own('prometheusjmxexporters')]);
     await refused('pje-user', exporter, 'it needs create on pods/exec');
     await grant('pje-user', [own('prometheusjmxexporters'), right('pods/exec', 'create')]);
+    await refused('pje-user', exporter, 'it needs get on configmaps named jmx');
+    await grant('pje-user', [own('prometheusjmxexporters'), right('pods/exec', 'create'), right('configmaps', 'get', '', ['jmx'])]);
     await admitted('pje-user', exporter);
   });
 
@@ -89,14 +92,16 @@ describe('requester authorization at admission', () => {
     const alert = (logLines?: number) => ({ kind: 'PodAlert', metadata: { name: `alert-${logLines ?? 'default'}` },
       spec: { alerts: { checkRunningPods: true }, ...(logLines === undefined ? {} : { logLines }) } });
     await grant('pa-user', [own('podalerts')]);
+    await refused('pa-user', alert(0), 'it needs list on pods');
+    await grant('pa-user', [own('podalerts'), right('pods', 'list')]);
     await refused('pa-user', alert(), 'it needs get on pods/log');
     await admitted('pa-user', alert(0));
-    await grant('pa-user', [own('podalerts'), right('pods/log', 'get')]);
+    await grant('pa-user', [own('podalerts'), right('pods', 'list'), right('pods/log', 'get')]);
     await admitted('pa-user', alert(5));
     const hooked = { kind: 'PodAlert', metadata: { name: 'hooked' }, spec: { alerts: { checkRunningPods: true }, logLines: 0,
       webhook: { secretRef: { name: 'team-hook', key: 'url' } } } };
     await refused('pa-user', hooked, 'it needs get on secrets named team-hook');
-    await grant('pa-user', [own('podalerts'), right('secrets', 'get', '', ['team-hook'])]);
+    await grant('pa-user', [own('podalerts'), right('pods', 'list'), right('secrets', 'get', '', ['team-hook'])]);
     await admitted('pa-user', hooked);
   });
 
@@ -110,6 +115,9 @@ describe('requester authorization at admission', () => {
     await refused('workload-user', postgres, 'it needs create on pods in namespace');
     await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
       right('pods', 'create')]);
+    await refused('workload-user', postgres, 'it needs create on persistentvolumeclaims');
+    await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
+      right('pods', 'create'), right('persistentvolumeclaims', 'create')]);
     await admitted('workload-user', tdset);
     await admitted('workload-user', postgres);
   });

@@ -12,7 +12,8 @@ export interface RequesterRight {
   /** Plural resource; it need not be served (an admin may grant `use` on a virtual one, as PodSecurityPolicy had). */
   resource: string;
   subresource?: string;
-  verb: string;
+  /** The verb, or verbs of which any one will do (`kubectl debug` needs patch, a controller update). */
+  verb: string | string[];
   /** CEL over `object`: when the right is needed; always when unset. */
   when?: string;
   /** CEL over `object` giving the resource name checked, for grants limited by resourceNames. */
@@ -26,15 +27,16 @@ const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "
 /** The right as RBAC spells it: `update on pods/ephemeralcontainers`, `use on debugprofiles.keelson.dev`. */
 export function rightText(right: RequesterRight): string {
   const resource = `${right.resource}${right.group ? `.${right.group}` : ''}`;
-  return `${right.verb} on ${resource}${right.subresource ? `/${right.subresource}` : ''}`;
+  return `${[right.verb].flat().join(' or ')} on ${resource}${right.subresource ? `/${right.subresource}` : ''}`;
 }
 
 /** The CEL that holds when the requester has `right` (or does not need it). */
 export function rightExpression(right: RequesterRight): string {
-  const check = `authorizer.group(${quoted(right.group)}).resource(${quoted(right.resource)})` +
+  const resource = `authorizer.group(${quoted(right.group)}).resource(${quoted(right.resource)})` +
     (right.subresource ? `.subresource(${quoted(right.subresource)})` : '') +
-    '.namespace(object.metadata.namespace)' + (right.name ? `.name(${right.name})` : '') +
-    `.check(${quoted(right.verb)}).allowed()`;
+    '.namespace(object.metadata.namespace)' + (right.name ? `.name(${right.name})` : '');
+  const checks = [right.verb].flat().map((verb) => `${resource}.check(${quoted(verb)}).allowed()`);
+  const check = checks.length > 1 ? `(${checks.join(' || ')})` : checks[0]!;
   return right.when ? `!(${right.when}) || ${check}` : check;
 }
 

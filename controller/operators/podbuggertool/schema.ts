@@ -57,7 +57,7 @@ export const PodBuggerTool = defineKind({
     { name: 'Injected', type: 'integer', jsonPath: '.status.injectedPods', description: 'Pods with the container.' },
   ],
   requesterRights: [
-    { group: '', resource: 'pods', subresource: 'ephemeralcontainers', verb: 'update',
+    { group: '', resource: 'pods', subresource: 'ephemeralcontainers', verb: ['update', 'patch'],
       because: 'the controller adds debug containers to its pods for you' },
     { group: 'keelson.dev', resource: 'debugprofiles', verb: 'use', name: 'object.spec.profile',
       when: `has(object.spec.profile) && object.spec.profile in [${privilegedProfiles.map((p) => `'${p}'`).join(', ')}]`,

@@ -105,8 +105,12 @@ export const PostgresCluster = defineKind({
     { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The member serving writes.' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
   ],
-  requesterRights: [{ group: '', resource: 'pods', verb: 'create',
-    because: 'the controller runs PostgreSQL pods of its image for you' }],
+  requesterRights: [
+    { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
+    { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },
+    { group: 'batch', resource: 'cronjobs', verb: 'create', when: 'has(object.spec.backup)',
+      because: 'the controller schedules backups for you' },
+  ],
 });
 
 export type PostgresClusterStatus = Infer<typeof postgresClusterStatus>;

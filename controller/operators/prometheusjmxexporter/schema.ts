@@ -55,8 +55,14 @@ export const PrometheusJmxExporter = defineKind({
     { name: 'Port', type: 'integer', jsonPath: '.spec.port', description: 'The metrics port.' },
     { name: 'Endpoints', type: 'integer', jsonPath: '.status.endpointCount', description: 'Pods serving metrics.' },
   ],
-  requesterRights: [{ group: '', resource: 'pods', subresource: 'exec', verb: 'create',
-    because: 'the controller runs commands in its pods for you to load the agent' }],
+  requesterRights: [
+    { group: '', resource: 'pods', subresource: 'exec', verb: 'create',
+      because: 'the controller runs commands in its pods for you to load the agent' },
+    { group: '', resource: 'configmaps', verb: 'get', name: 'object.spec.config.configMapName',
+      because: 'the controller reads that ConfigMap for you and writes it into the pods' },
+    { group: 'monitoring.coreos.com', resource: 'podmonitors', verb: 'create', when: 'has(object.spec.podMonitor)',
+      because: 'the controller makes a PodMonitor for you' },
+  ],
 });
 
 export type PrometheusJmxExporterSpec = Infer<typeof prometheusJmxExporterSpec>;

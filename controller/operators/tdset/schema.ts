@@ -57,8 +57,11 @@ export const TDSet = defineKind({
     // A date column shows an age, which kubectl prints as <invalid> for a time still to come: show the time itself.
     { name: 'Next', type: 'string', jsonPath: '.status.nextTransitionTime', description: 'When the replicas next change (RFC 3339).' },
   ],
-  requesterRights: [{ group: 'apps', resource: 'deployments', verb: 'create',
-    because: 'the controller runs a Deployment of its image for you' }],
+  requesterRights: [
+    { group: 'apps', resource: 'deployments', verb: 'create', because: 'the controller runs a Deployment of its image for you' },
+    { group: '', resource: 'services', verb: 'create', when: 'has(object.spec.service)',
+      because: 'the controller makes a Service for you' },
+  ],
 });
 
 export type TDSetSpec = Infer<typeof tdsetSpec>;
