@@ -73,7 +73,7 @@ describe('requester authorization at admission', () => {
       kind: 'PodBuggerTool', metadata: { name: 'by-admin' }, spec: { label: 'app=x', image: 'busybox:1.36' } }) });
     await grant('labeller', [own('podbuggertools')]);
     await refused('labeller', { kind: 'PodBuggerTool', metadata: { name: 'by-admin' },
-      spec: { label: 'app=x', image: 'evil:1' } }, 'it needs update on pods/ephemeralcontainers');
+      spec: { label: 'app=x', image: 'evil:1' } }, 'it needs update or patch on pods/ephemeralcontainers');
     await cluster.kubectl(['label', '--as', 'labeller', '-n', namespace, 'podbuggertool/by-admin', 'team=a']);
   });
 

@@ -115,10 +115,11 @@ class TDSetReconciler {
     if (!applied) return { requeueAfterMs: 1_000 };
     const { object: deployment, changed } = applied;
     if (changed) await this.announce(tdset, current, desired, log);
-    if (spec.service && !await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service)) {
-      return { requeueAfterMs: 1_000 };
+    if (spec.service) {
+      if (!await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service)) return { requeueAfterMs: 1_000 };
+    } else if (service && isControlledBy(service, tdset)) {
+      await this.ctx.client.delete(types.services, service.metadata.namespace, name, service.metadata.uid);
     }
-    else if (service && isControlledBy(service, tdset)) await this.ctx.client.delete(types.services, service.metadata.namespace, name, service.metadata.uid);
 
     await this.report(tdset, this.rollout(deployment, desired, generation), scheduled);
     return this.requeue(spec, next, now);

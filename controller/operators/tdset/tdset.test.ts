@@ -123,6 +123,12 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     const service = await waitFor('Service web', () => get('service', 'web'));
     assert.deepEqual(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [['http', 80, 'http']]);
     assert.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web' });
+    // Later passes keep it: the same Service, not one deleted and made again.
+    const reconciles = () => controller.metric('controller_runtime_reconcile_total', { controller: 'tdset' });
+    const before = await reconciles();
+    await kubectl('annotate', 'tds', 'web', 'keelson.dev/poke=1');
+    await waitFor('another pass', async () => await reconciles() > before || undefined);
+    assert.equal((await get('service', 'web'))?.metadata.uid, service.metadata.uid, 'the Service was made again');
     await kubectl('patch', 'tds', 'web', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"}]');
     await waitFor('Service web to be deleted', async () => (await get('service', 'web')) === undefined);
   });
