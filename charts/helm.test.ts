@@ -90,6 +90,13 @@ describe('the Helm chart', () => {
         podAlertLogTails: false },
       props: { podBuggerToolAllowedProfiles: ['restricted'], podBuggerToolAllowedImages: ['registry.corp/debug/'],
         podAlertLogTails: false } },
+    { name: 'pull secrets, priority, pod labels, account annotations, spread over zones, two replicas',
+      values: { imagePullSecrets: ['regcred'], priorityClassName: 'platform-critical', podLabels: { team: 'platform' },
+        serviceAccountAnnotations: { 'iam.example.com/role': 'keelson' }, replicas: 2, topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }] },
+      props: { imagePullSecrets: ['regcred'], priorityClassName: 'platform-critical', podLabels: { team: 'platform' },
+        serviceAccountAnnotations: { 'iam.example.com/role': 'keelson' }, replicas: 2, topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }] } },
     { name: 'resources and placement',
       values: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement },
       props: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement } },
@@ -99,6 +106,14 @@ describe('the Helm chart', () => {
       assert.deepEqual(await template(values), synthesize(props));
     });
   }
+
+  it('leaves the release\'s own namespace to helm install --create-namespace', async () => {
+    const namespaces = async (...args: string[]) => (await run(helm, ['template', 'keelson', chartDir, ...args])).stdout
+      .split('\n---').filter((doc) => /^kind: Namespace$/m.test(doc)).length;
+    assert.equal(await namespaces('--namespace', 'keelson-system'), 0);
+    assert.equal(await namespaces('--namespace', 'ops', '--set', 'namespace='), 0);
+    assert.equal(await namespaces('--namespace', 'ops'), 1);
+  });
 
   it('takes the release\'s namespace when namespace is empty', async () => {
     const { stdout } = await run(helm, ['template', 'keelson', chartDir, '--namespace', 'team-a', '--set', 'namespace=',

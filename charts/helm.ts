@@ -70,7 +70,7 @@ function installTemplate(): string {
   const objects = synthesize(base);
   const watched = synthesize({ ...base, watchNamespace: helm.value('{{ .Values.watchNamespace }}') })
     .filter((o) => ['Role', 'RoleBinding'].includes(o.kind) && o.metadata.name in defaultControllers);
-  const highlyAvailable = synthesize({ ...base, replicas: 2 }).filter((o) => o.kind === 'PodDisruptionBudget');
+  const highlyAvailable = synthesize({ ...base, replicas: 2 });
 
   const rules = (name: string) => helm.block(() => ['rules:', ...ruleSections(catalog)
     .filter(({ operator }) => !operator || defaultControllers[name]!.includes(operator)).flatMap(({ operator, rules }) => {
@@ -87,7 +87,12 @@ function installTemplate(): string {
       ? (when ? `and (${operatorsIn(controller)}) (${when})` : operatorsIn(controller)) : when });
     switch (object.kind) {
       case 'Namespace':
-        push(object, '.Values.createNamespace');
+        // `helm install --create-namespace` makes the release's namespace itself.
+        push(object, 'and .Values.createNamespace (ne (include "keelson.namespace" .) .Release.Namespace)');
+        break;
+      case 'ServiceAccount':
+        object.metadata[helm.block(optional('annotations', '.Values.serviceAccountAnnotations'))] = null;
+        push(object);
         break;
       case 'ClusterRole':
       case 'ClusterRoleBinding':
@@ -105,9 +110,23 @@ function installTemplate(): string {
         object.spec.replicas = helm.value('{{ .Values.replicas }}');
         const pod = object.spec.template;
         pod.metadata[helm.block(optional('annotations', '.Values.podAnnotations'))] = null;
-        for (const key of ['nodeSelector', 'tolerations', 'affinity']) {
+        pod.metadata.labels[helm.block((indent) => ['{{- with .Values.podLabels }}', `{{- toYaml . | nindent ${indent} }}`,
+          '{{- end }}'])] = null;
+        for (const key of ['nodeSelector', 'tolerations', 'priorityClassName']) {
           pod.spec[helm.block(optional(key, `.Values.${key}`))] = null;
         }
+        // Two replicas or more, and no affinity of the user's: prefer different nodes, as the construct does.
+        const spread = highlyAvailable.find((o) => o.kind === 'Deployment' && o.metadata.name === object.metadata.name)
+          .spec.template.spec.affinity;
+        pod.spec[helm.block((indent) => ['{{- if .Values.affinity }}', 'affinity:',
+          `  {{- toYaml .Values.affinity | nindent ${indent + 2} }}`, '{{- else if gt (int .Values.replicas) 1 }}',
+          ...yamlLines({ affinity: spread }), '{{- end }}'])] = null;
+        const selector = Object.entries(object.spec.selector.matchLabels).map(([k, v]) => `"${k}" "${v}"`).join(' ');
+        pod.spec[helm.block((indent) => ['{{- with .Values.topologySpreadConstraints }}', 'topologySpreadConstraints:',
+          '{{- range . }}', `  - {{- toYaml (merge (deepCopy .) (dict "labelSelector" (dict "matchLabels" (dict ${selector})))) ` +
+            `| nindent ${indent + 4} }}`, '{{- end }}', '{{- end }}'])] = null;
+        pod.spec[helm.block(() => ['{{- with .Values.imagePullSecrets }}', 'imagePullSecrets:', '{{- range . }}',
+          '  - name: {{ . }}', '{{- end }}', '{{- end }}'])] = null;
         const [container] = pod.spec.containers;
         container.imagePullPolicy = helm.value('{{ .Values.image.pullPolicy }}');
         delete container.resources;
@@ -135,7 +154,8 @@ function installTemplate(): string {
         break;
       case 'PodDisruptionBudget': {
         const { selector, ...single } = object.spec;
-        const { selector: _, ...several } = highlyAvailable.find((o) => o.metadata.name === object.metadata.name)!.spec;
+        const { selector: _, ...several } = highlyAvailable.find((o) => o.kind === 'PodDisruptionBudget' &&
+          o.metadata.name === object.metadata.name)!.spec;
         object.spec = { selector, [helm.block(() => ['{{- if gt (int .Values.replicas) 1 }}', ...yamlLines(several),
           '{{- else }}', ...yamlLines(single), '{{- end }}'])]: null };
         push(object);
@@ -199,8 +219,8 @@ image:
 
 # Where the controller runs; empty for the release's namespace.
 namespace: keelson-system
-# Create that namespace, labelled for the restricted Pod Security Standard. Set false when helm creates it
-# (helm install --namespace keelson-system --create-namespace) or it exists.
+# Create that namespace, labelled for the restricted Pod Security Standard, unless it is the release's own (which
+# "helm install --create-namespace" makes). Set false when it exists.
 createNamespace: true
 
 # Two or more run one leader at a time (a coordination.k8s.io Lease) and keep one up through node drains.
@@ -242,8 +262,17 @@ networkPolicy: true
 
 nodeSelector: {}
 tolerations: []
+# Empty: with two replicas or more, they prefer different nodes.
 affinity: {}
+# Each constraint's labelSelector defaults to the controller's pods.
+topologySpreadConstraints: []
+priorityClassName: ""
 podAnnotations: {}
+podLabels: {}
+# Secrets in the controller's namespace, by name, to pull the image with.
+imagePullSecrets: []
+# On both controllers' ServiceAccounts (a cloud's workload identity, say).
+serviceAccountAnnotations: {}
 `;
 }
 
@@ -280,7 +309,12 @@ function valuesSchema(): object {
       nodeSelector: strings,
       tolerations: { type: 'array', items: object },
       affinity: object,
+      topologySpreadConstraints: { type: 'array', items: { type: 'object', required: ['maxSkew', 'topologyKey', 'whenUnsatisfiable'] } },
+      priorityClassName: { type: 'string' },
       podAnnotations: strings,
+      podLabels: strings,
+      imagePullSecrets: { type: 'array', items: { type: 'string', minLength: 1 } },
+      serviceAccountAnnotations: strings,
     },
   };
 }
@@ -300,6 +334,8 @@ description: Kubernetes operators in TypeScript - TDSet, PodBuggerTool, PodAlert
 type: application
 version: ${version}
 appVersion: "${version}"
+# ValidatingAdmissionPolicy, which guards every kind, is GA from 1.30.
+kubeVersion: ">= 1.30.0-0"
 `;
   return new Map([
     ['Chart.yaml', chart],

@@ -124,6 +124,12 @@ describe('KeelsonInstall', () => {
     assert.equal(argsOf(ha).leaderElect, true);
     assert.deepEqual(one(ha, 'Role').rules, leaseRules);
     assert.equal(one(ha, 'PodDisruptionBudget').spec.minAvailable, 1);
+    // Unready replicas reconcile nothing: they never hold up a drain; and replicas prefer nodes of their own.
+    assert.equal(one(ha, 'PodDisruptionBudget').spec.unhealthyPodEvictionPolicy, 'AlwaysAllow');
+    const [preferred] = one(ha, 'Deployment').spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution;
+    assert.deepEqual([preferred.podAffinityTerm.topologyKey, preferred.podAffinityTerm.labelSelector.matchLabels],
+      ['kubernetes.io/hostname', one(ha, 'Deployment').spec.selector.matchLabels]);
+    assert.equal(one(single, 'Deployment').spec.template.spec.affinity, undefined);
 
     const unelected = synth({ leaderElection: false });
     assert.equal(argsOf(unelected).leaderElect, false);

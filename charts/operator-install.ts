@@ -58,6 +58,18 @@ export interface ControllerSettings {
   affinity?: k8s.Affinity;
   /** Annotations on the controller's pods (a scraper's, a service mesh's). */
   podAnnotations?: Record<string, string>;
+  /** Labels on the controller's pods, besides the install's own (which select them). */
+  podLabels?: Record<string, string>;
+  /** Secrets, by name in the controller's namespace, to pull its image with. */
+  imagePullSecrets?: string[];
+  priorityClassName?: string;
+  /**
+   * How the replicas spread over zones or nodes, as in a pod spec; the install's labels are the label selector when
+   * none is given. With two or more replicas and no `affinity`, they prefer different nodes regardless.
+   */
+  topologySpreadConstraints?: k8s.TopologySpreadConstraint[];
+  /** Annotations on the ServiceAccount (a cloud's workload identity, say). */
+  serviceAccountAnnotations?: Record<string, string>;
 }
 
 export interface OperatorInstallProps extends ControllerSettings {
@@ -124,7 +136,8 @@ export class OperatorInstall extends Construct {
         'pod-security.kubernetes.io/enforce': 'restricted',
       } } });
     }
-    new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(controllerName) });
+    new k8s.KubeServiceAccount(this, 'service-account', { metadata: { ...meta(controllerName),
+      annotations: props.serviceAccountAnnotations } });
     const subjects = [{ kind: 'ServiceAccount', name: controllerName, namespace }];
     const rules = ruleSections(this.operators).flatMap((section) => section.rules);
     if (props.watchNamespace) {
@@ -178,12 +191,19 @@ export class OperatorInstall extends Construct {
         replicas,
         selector: { matchLabels: labels },
         template: {
-          metadata: { labels, annotations: props.podAnnotations },
+          metadata: { labels: { ...props.podLabels, ...labels }, annotations: props.podAnnotations },
           spec: {
             serviceAccountName: controllerName,
             nodeSelector: props.nodeSelector,
             tolerations: props.tolerations,
-            affinity: props.affinity,
+            // Replicas on one node would all go with it.
+            affinity: props.affinity ?? (replicas > 1 ? { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } } },
+            ] } } : undefined),
+            topologySpreadConstraints: props.topologySpreadConstraints?.map((constraint) =>
+              ({ labelSelector: { matchLabels: labels }, ...constraint })),
+            priorityClassName: props.priorityClassName,
+            imagePullSecrets: props.imagePullSecrets?.map((name) => ({ name })),
             // The token is mounted explicitly below, so the pod spec shows every credential the pod holds.
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
@@ -242,8 +262,9 @@ export class OperatorInstall extends Construct {
     }
     new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
       metadata: meta(controllerName),
-      // With one replica, maxUnavailable lets nodes drain; with more, keep one reconciling at all times.
-      spec: { selector: { matchLabels: labels },
+      // With one replica, maxUnavailable lets nodes drain; with more, keep one reconciling at all times. A replica that
+      // is not ready reconciles nothing, so it may always be evicted: no budget of all-unready pods blocks a drain.
+      spec: { selector: { matchLabels: labels }, unhealthyPodEvictionPolicy: 'AlwaysAllow',
         ...(replicas > 1 ? { minAvailable: k8s.IntOrString.fromNumber(1) } : { maxUnavailable: k8s.IntOrString.fromNumber(1) }) },
     });
   }

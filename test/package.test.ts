@@ -43,6 +43,7 @@ describe('the packed package', () => {
       assert.ok(files.includes(`build/${entry}.js`) && files.includes(`build/${entry}.d.ts`), `${entry} is missing`);
     }
     assert.deepEqual(files.filter((f) => /(^|\/)test\/|\.test\.|\/smoke\.|\.ts$(?<!\.d\.ts)|\.map$/.test(f)), []);
+    assert.ok(files.includes('LICENSE'), 'no LICENSE in the package');
     // Every module it loads is in it; only the catalog's loaders of smoke tests (test code) point outside.
     const unpacked = join(scratch, 'unpacked');
     await mkdir(unpacked);
