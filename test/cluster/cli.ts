@@ -1,4 +1,5 @@
-// npm run cluster -- up | down | status | env
+// npm run cluster -- up | down | status | env | load <image>...
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { repoRoot } from '../support/paths.ts';
@@ -6,6 +7,9 @@ import { LocalCluster } from './cluster.ts';
 import { isAlive, readState } from './state.ts';
 import { probe } from './http.ts';
 import { hostLeftovers, sweepHost } from './node/host.ts';
+import { importImage } from './node/node.ts';
+import { clusterImages, controllerImage } from '../../images/recipes.ts';
+import { loadImage } from '../support/real-node.ts';
 
 const dir = join(repoRoot, '.cluster');
 
@@ -23,7 +27,42 @@ async function up(): Promise<void> {
   console.log(`local cluster ready in ${((Date.now() - started) / 1000).toFixed(1)}s: ${cluster.state.server} ` +
     `(Kubernetes ${cluster.state.version}, kwok nodes ${cluster.state.nodes.join(', ')}, ` +
     `${'name' in realNode ? `real node ${realNode.name}` : `no real node: ${realNode.skipped}`})`);
+  if ('name' in realNode) {
+    // So that the README's installs (kubectl apply -f dist/, helm install) find the image they name, as after kind load.
+    const recipe = await controllerImage();
+    console.log(`loading the operator image ${recipe.reference} (built from its recipe once, then cached)`);
+    await loadImage(cluster, recipe);
+  }
   console.log(`kubeconfig: ${cluster.state.kubeconfig}\nnext: eval "$(npm run -s cluster -- env)"`);
+}
+
+/** Loads images into the real node, as `kind load` does: a recipe's name (built, or cached) or an OCI archive. */
+async function load(): Promise<number> {
+  const cluster = LocalCluster.attach(dir);
+  const images = process.argv.slice(3);
+  if (!cluster || !images.length) {
+    console.error(cluster ? `usage: npm run cluster -- load <${Object.keys(clusterImages).join('|')}|archive.tar>...`
+      : 'not running (start it with: npm run cluster -- up)');
+    return cluster ? 2 : 1;
+  }
+  const { realNode } = cluster.state;
+  if (!('name' in realNode)) {
+    console.error(`no real node to load images into: ${realNode.skipped}`);
+    return 1;
+  }
+  for (const image of images) {
+    const recipe = clusterImages[image];
+    if (recipe) {
+      console.log(`loaded ${await loadImage(cluster, await recipe())}`);
+    } else if (existsSync(image)) {
+      await importImage(realNode.bin, cluster.state.dir, image);
+      console.log(`loaded ${image}`);
+    } else {
+      console.error(`${image}: neither an image recipe (${Object.keys(clusterImages).join(', ')}) nor an archive`);
+      return 2;
+    }
+  }
+  return 0;
 }
 
 async function down(): Promise<void> {
@@ -66,10 +105,10 @@ function env(): number {
 }
 
 const command = process.argv[2];
-const commands: Record<string, () => Promise<number | void> | number> = { up, down, status, env };
+const commands: Record<string, () => Promise<number | void> | number> = { up, down, status, env, load };
 const action = command ? commands[command] : undefined;
 if (!action) {
-  console.error('usage: npm run cluster -- up | down | status | env');
+  console.error('usage: npm run cluster -- up | down | status | env | load <image>...');
   process.exit(2);
 }
 process.exitCode = (await action()) ?? 0;
