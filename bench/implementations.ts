@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDockerfile } from '../images/dockerfile.ts';
-import { repoRoot } from '../test/support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { environmentPath, pythonEnvironment } from '../test/support/python.ts';
 import { MeasuredProcess } from './process.ts';
 

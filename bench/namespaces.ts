@@ -1,7 +1,7 @@
 // Namespaces for the benchmark's runs, made fresh and removed before the next run starts, so no run pays for the
 // previous one's garbage collection.
 import { ApiError, type RestClient } from '../controller/runtime/rest.ts';
-import { waitFor } from '../test/support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 import { inParallel } from './workload.ts';
 
 /** Treats an ApiError with `status` (409 Conflict on create, 404 on delete) as success: it is already so. */

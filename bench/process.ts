@@ -1,7 +1,7 @@
 // A controller under measurement: a child process whose CPU time and memory are read from /proc, as `ps` would.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { terminate } from '../test/cluster/process.ts';
+import { terminate } from '../cluster/process.ts';
 
 const ticksPerSecond = 100;
 

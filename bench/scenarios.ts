@@ -9,7 +9,7 @@ import type { MeasuredProcess } from './process.ts';
 import { quantile } from './stats.ts';
 import { createTDSet, inParallel, setReplicas, Tracker } from './workload.ts';
 import { deleteNamespace, ensureNamespace } from './namespaces.ts';
-import { waitFor } from '../test/support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 export interface Settings {
   burstSizes: number[];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { App, Chart, Yaml } from 'cdk8s';
-import { packageVersion, repoRoot } from '../test/support/paths.ts';
+import { packageVersion, repoRoot } from '../cluster/paths.ts';
 import { goTool } from '../test/support/tools.ts';
 import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
 

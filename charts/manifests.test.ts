@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { freshNamespace, testCluster } from '../test/support/cluster.ts';
-import { repoRoot } from '../test/support/paths.ts';
-import { waitFor } from '../test/support/wait.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 let namespace: string;

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { App, Chart, Testing } from 'cdk8s';
 import { Metrics } from '../controller/runtime/metrics.ts';
-import { repoRoot } from '../test/support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { goTool } from '../test/support/tools.ts';
 import { dashboardQueries } from './dashboard.ts';
 import { KeelsonInstall } from './install.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { App, Chart, Testing } from 'cdk8s';
-import { repoRoot } from '../test/support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { pythonEnvironment } from '../test/support/python.ts';
 import { KeelsonInstall } from './install.ts';
 

@@ -26,7 +26,7 @@ async function applyCrds(kubeconfig: string): Promise<void> {
 let stopCluster: (() => Promise<void>) | undefined;
 let kubeconfig = process.env.KUBECONFIG;
 if (!kubeconfig) {
-  const { LocalCluster } = await import('../test/cluster/cluster.ts');
+  const { LocalCluster } = await import('../cluster/cluster.ts');
   let cluster = LocalCluster.attach(join(root, '.cluster'));
   if (cluster) {
     console.error(`using the local cluster started by npm run cluster -- up: ${cluster.state.server}`);
@@ -42,10 +42,9 @@ if (!kubeconfig) {
   if ('name' in cluster.state.realNode) {
     // What the samples and PostgresCluster's member agents run: built here (cached after the first time), never pulled.
     const { controllerImage, sampleImageRecipes } = await import('../images/recipes.ts');
-    const { loadImage } = await import('../test/support/real-node.ts');
     for (const recipe of [await controllerImage(), ...sampleImageRecipes]) {
       console.error(`loading ${recipe.reference} into the node...`);
-      await loadImage(cluster, recipe);
+      await cluster.loadImage(recipe);
     }
     console.error('images loaded: kubectl apply -f dist/samples/ runs the samples on the node');
   }

@@ -5,7 +5,7 @@ import { chmod, copyFile, cp, mkdir, readdir, readFile, symlink, writeFile } fro
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
-import { repoRoot } from '../test/support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
 import { removeOutsiders } from './controller-tree.ts';

@@ -13,10 +13,10 @@ import { secureMetricsPort } from '../charts/operator-install.ts';
 import { scrapeScript } from './support/metrics.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { installCrds } from './support/operator.ts';
-import { repoRoot } from './support/paths.ts';
-import { isReady, loadImage, withoutRealNode } from './support/real-node.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { isReady, withoutRealNode } from './support/real-node.ts';
 import { goTool } from './support/tools.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const run = promisify(execFile);
 const cluster = testCluster();
@@ -66,7 +66,7 @@ describe('helm install and upgrade of dist/helm/keelson, on the real node', { sk
     const binary = await goTool('helm');
     helm = async (...args) => (await run(binary, [...args, '--kubeconfig', cluster.state.kubeconfig, '--namespace', watched],
       { timeout: 5 * 60_000 })).stdout;
-    await Promise.all([installCrds(cluster), loadImage(cluster, await controllerImage())]);
+    await Promise.all([installCrds(cluster), cluster.loadImage(await controllerImage())]);
   });
   after(async () => {
     await cluster.kubectl(['delete', 'clusterrolebinding', `${metricsReaderName}-${watched}`, '--ignore-not-found']);

@@ -12,9 +12,9 @@ import { secureMetricsPort } from '../charts/operator-install.ts';
 import { scrapeScript } from './support/metrics.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import type { LogLine } from './support/controller-process.ts';
-import { repoRoot } from './support/paths.ts';
-import { isReady, loadImage, withoutRealNode } from './support/real-node.ts';
-import { waitFor } from './support/wait.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { isReady, withoutRealNode } from './support/real-node.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 const system = 'keelson-system';
@@ -84,7 +84,7 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
 
   before(async () => {
     ({ name: namespace, cleanup } = await freshNamespace(cluster, 'install', { pods: 'real' }));
-    image = await loadImage(cluster, await controllerImage());
+    image = await cluster.loadImage(await controllerImage());
     logs = new ControllerLogs();
   });
   after(async () => {

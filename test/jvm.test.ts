@@ -6,7 +6,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
 import { leaseUser, startJvm } from './support/jvm.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const within = <T>(what: string, promise: Promise<T>, ms = 5_000) =>
   Promise.race([promise, sleep(ms).then(() => assert.fail(`${what} did not finish within ${ms} ms`))]);

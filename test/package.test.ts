@@ -13,8 +13,8 @@ import { relativeImports } from '../images/controller-tree.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { ControllerProcess } from './support/controller-process.ts';
 import { installOffline, packCheckout } from './support/npm.ts';
-import { repoRoot } from './support/paths.ts';
-import { waitFor } from './support/wait.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const run = promisify(execFile);
 const tsc = join(repoRoot, 'node_modules/.bin/tsc');

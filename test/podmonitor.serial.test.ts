@@ -10,7 +10,7 @@ import type { ControllerProcess } from './support/controller-process.ts';
 import { inNamespace } from './support/namespace.ts';
 import { installCrds, startOperator } from './support/operator.ts';
 import { installPodMonitorCrd, podMonitorCrdName } from './support/prometheus-operator.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 let namespace: string;

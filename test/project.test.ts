@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
-import { repoRoot } from './support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 
 it('runs tests, the operator image and the engines field on one Node major', async () => {
   const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { installCrds, startOperator, synthesizeInstall } from './support/operator.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 let scratch: string;

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
-import { buildBinaries } from './cluster/build.ts';
-import { LocalCluster } from './cluster/cluster.ts';
-import { realNodeUnsupported } from './cluster/node/host.ts';
+import { buildBinaries } from '../cluster/build.ts';
+import { LocalCluster } from '../cluster/cluster.ts';
+import { realNodeUnsupported } from '../cluster/node/host.ts';
 import { userLeases } from './support/jvm.ts';
-import { repoRoot } from './support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 
 const filters = process.argv.slice(2);
 const files: string[] = [];

@@ -11,9 +11,9 @@ import { controllerImage, sampleImageRecipes } from '../images/recipes.ts';
 import { testCluster } from './support/cluster.ts';
 import type { ControllerProcess } from './support/controller-process.ts';
 import { installCrds, startOperator } from './support/operator.ts';
-import { repoRoot } from './support/paths.ts';
-import { isReady, loadImage, waitForPod, withoutRealNode } from './support/real-node.ts';
-import { waitFor } from './support/wait.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { isReady, waitForPod, withoutRealNode } from './support/real-node.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 const samples = join(repoRoot, 'dist/samples');
@@ -28,7 +28,7 @@ const fromClient = async (...command: string[]) =>
 describe('the samples on the local cluster', { skip: withoutRealNode(cluster) }, () => {
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'keelson-samples-'));
-    await Promise.all([controllerImage(), ...sampleImageRecipes].map(async (recipe) => loadImage(cluster, await recipe)));
+    await Promise.all([controllerImage(), ...sampleImageRecipes].map(async (recipe) => cluster.loadImage(await recipe)));
     await installCrds(cluster);
     controller = await startOperator(cluster, namespace, catalog.map((e) => e.name), scratch);
     await cluster.kubectl(['apply', '-f', samples]);

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { ControllerProcess } from './support/controller-process.ts';
-import { repoRoot } from './support/paths.ts';
-import { waitFor } from './support/wait.ts';
+import { repoRoot } from '../cluster/paths.ts';
+import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
 let namespace: string;

@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { it } from 'node:test';
-import { repoRoot } from './support/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { goTool } from './support/tools.ts';
 
 const run = promisify(execFile);

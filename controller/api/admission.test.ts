@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
 import { installCrds } from '../../test/support/operator.ts';
-import { waitFor } from '../../test/support/wait.ts';
+import { waitFor } from '../../cluster/wait.ts';
 
 const cluster = testCluster();
 let namespace: string;

@@ -1,6 +1,6 @@
 // Every operator the controller runs, by the name --controllers takes, in the order the install lists them. An
 // operator is one folder with an entry.ts, and one line here. Charts read this: loading it loads no operator's code.
-import type { LocalCluster } from '../../test/cluster/cluster.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
 import type { ControllerOptions } from '../api/flags.ts';
 import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';

@@ -5,9 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { serveExec } from '../../test/cluster/kwok.ts';
+import { serveExec } from '../../cluster/kwok.ts';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
-import { waitFor } from '../../test/support/wait.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import { execInPod, ExecOutputExceeded, type ExecRequest } from './exec.ts';
 
 const cluster = testCluster();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
-import { waitFor } from '../../test/support/wait.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import { Client } from './client.ts';
 import { Cache } from './cache.ts';
 import { defaultInformerOptions, Informer } from './informer.ts';

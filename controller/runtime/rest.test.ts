@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { after, before, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
-import { waitFor } from '../../test/support/wait.ts';
+import { waitFor } from '../../cluster/wait.ts';
 import { Client } from './client.ts';
 import { RestClient } from './rest.ts';
 import { pathOf, types } from './resources.ts';

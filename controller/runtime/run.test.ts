@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { testCluster } from '../../test/support/cluster.ts';
-import { repoRoot } from '../../test/support/paths.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 
 const cluster = testCluster();
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { LocalCluster } from '../cluster/cluster.ts';
-import { simulatedPodsAnnotations } from '../cluster/components.ts';
-import { waitFor } from './wait.ts';
+import { LocalCluster } from '../../cluster/cluster.ts';
+import { simulatedPodsAnnotations } from '../../cluster/components.ts';
+import { waitFor } from '../../cluster/wait.ts';
 
 /** The cluster `npm test` started (or reused) for this run. */
 export function testCluster(): LocalCluster {

@@ -3,8 +3,8 @@
 // taken by another process before the controller listens, as parallel tests showed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { terminate } from '../cluster/process.ts';
-import { GiveUp, waitFor, type WaitOptions } from './wait.ts';
+import { terminate } from '../../cluster/process.ts';
+import { GiveUp, waitFor, type WaitOptions } from '../../cluster/wait.ts';
 
 export interface LogLine {
   level: string;

@@ -6,10 +6,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { LocalCluster } from '../cluster/cluster.ts';
-import { serveExec, type PodRef } from '../cluster/kwok.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
+import { serveExec, type PodRef } from '../../cluster/kwok.ts';
 import { fetchAgent } from '../../controller/operators/prometheusjmxexporter/agent.ts';
-import { GiveUp, waitFor } from './wait.ts';
+import { GiveUp, waitFor } from '../../cluster/wait.ts';
 
 const run = promisify(execFile);
 const poolSize = 24;

@@ -1,6 +1,6 @@
 // kubectl in a test's own namespace: the wrappers every operator test wrote for itself. The namespace is read at each
 // call, since a test makes it in its before hook.
-import type { KubectlResult, LocalCluster } from '../cluster/cluster.ts';
+import type { KubectlResult, LocalCluster } from '../../cluster/cluster.ts';
 
 export interface InNamespace {
   /** kubectl -n namespace ...args (the flag first, so that `exec ... -- command` keeps its command). */

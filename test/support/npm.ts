@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './paths.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 
 const run = promisify(execFile);
 

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { App, Chart, Testing } from 'cdk8s';
 import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/install.ts';
 import { operatorNames } from '../../controller/operators/catalog.ts';
-import type { LocalCluster } from '../cluster/cluster.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
-import { packageVersion, repoRoot } from './paths.ts';
+import { packageVersion, repoRoot } from '../../cluster/paths.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 

@@ -12,8 +12,8 @@ import { names } from '../../controller/operators/postgrescluster/objects.ts';
 import { agentPermissions } from '../../controller/operators/postgrescluster/permissions.ts';
 import { Client } from '../../controller/runtime/client.ts';
 import { RestClient } from '../../controller/runtime/rest.ts';
-import type { LocalCluster } from '../cluster/cluster.ts';
-import { serveExec } from '../cluster/kwok.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
+import { serveExec } from '../../cluster/kwok.ts';
 
 const psql = `#!/bin/sh
 case "$*" in

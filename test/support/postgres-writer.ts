@@ -2,7 +2,7 @@
 // acknowledged only when psql reported success within its own timeout. What the test then reads back shows whether
 // an acknowledged row was lost, and the gaps between acknowledgements show how long writes stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { LocalCluster } from '../cluster/cluster.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
 
 export interface WriteReport {
   acknowledged: number[];

@@ -3,8 +3,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { freePort } from './ports.ts';
-import { GiveUp, waitFor } from './wait.ts';
+import { freePort } from '../../cluster/ports.ts';
+import { GiveUp, waitFor } from '../../cluster/wait.ts';
 
 const run = promisify(execFile);
 

@@ -3,8 +3,8 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { LocalCluster } from '../cluster/cluster.ts';
-import { repoRoot } from './paths.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 
 const run = promisify(execFile);
 export const podMonitorCrdName = 'podmonitors.monitoring.coreos.com';

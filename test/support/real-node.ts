@@ -1,24 +1,12 @@
 // Tests of real workloads run on the local cluster's real node; where the machine gives none, they are skipped with
 // the reason (test/run.ts says it once, and fails the run under CI).
-import type { LocalCluster } from '../cluster/cluster.ts';
-import { buildImage } from '../../images/oci.ts';
-import type { ImageRecipe } from '../../images/oci.ts';
-import { importImage } from '../cluster/node/node.ts';
-import { waitFor, type WaitOptions } from './wait.ts';
+import type { LocalCluster } from '../../cluster/cluster.ts';
+import { waitFor, type WaitOptions } from '../../cluster/wait.ts';
 
 /** Why the cluster has no real node, for node:test's `skip`; false when it has one. */
 export function withoutRealNode(cluster: LocalCluster): string | false {
   const { realNode } = cluster.state;
   return 'skipped' in realNode ? `no real node: ${realNode.skipped}` : false;
-}
-
-/** Builds the image (or takes it from the cache) and loads it into the real node's containerd. */
-export async function loadImage(cluster: LocalCluster, recipe: ImageRecipe): Promise<string> {
-  const { realNode } = cluster.state;
-  if ('skipped' in realNode) throw new Error(`no real node: ${realNode.skipped}`);
-  const image = await buildImage(recipe);
-  await importImage(realNode.bin, cluster.state.dir, image.archive);
-  return image.reference;
 }
 
 /** The pod, once `ready` says so of it; fails at once, with its events, if it cannot start. */

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './paths.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 
 /** The path of a pinned Go tool from test/tools (helm, promtool, actionlint), built on first use (minutes, once). */
 export async function goTool(name: string): Promise<string> {

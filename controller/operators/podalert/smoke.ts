@@ -1,10 +1,10 @@
 // The shortest run that touches every permission PodAlert declares: pods watched, a log tail read, the webhook
 // Secret read and a message delivered, status written, an Event recorded.
 import { createServer } from 'node:http';
-import type { LocalCluster } from '../../../test/cluster/cluster.ts';
-import { serveLogs } from '../../../test/cluster/kwok.ts';
-import { installSimulationStages, simulateLabel } from '../../../test/cluster/stages.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import type { LocalCluster } from '../../../cluster/cluster.ts';
+import { serveLogs } from '../../../cluster/kwok.ts';
+import { installSimulationStages, simulateLabel } from '../../../cluster/stages.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 export async function podAlertSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   let delivered = 0;

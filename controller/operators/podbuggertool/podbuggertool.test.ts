@@ -3,13 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { serveExec } from '../../../test/cluster/kwok.ts';
+import { serveExec } from '../../../cluster/kwok.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
-import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { isReady, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { toolsImage } from '../../../images/recipes.ts';
 import { containerName } from './debug.ts';
 
@@ -186,7 +186,7 @@ describe('PodBuggerTool on the real node', { skip: withoutRealNode(cluster) }, (
     const ns = await freshNamespace(cluster, 'pbt-real', { pods: 'real' });
     real = ns.name;
     cleanups.push(ns.cleanup);
-    await loadImage(cluster, toolsImage);
+    await cluster.loadImage(toolsImage);
     realController = await startOperator(cluster, real, ['podbuggertool'], scratch);
   });
   after(() => realController?.stop());

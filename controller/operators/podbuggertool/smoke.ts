@@ -1,7 +1,7 @@
 // The shortest run that touches every permission PodBuggerTool declares: a ready pod found, a debug container
 // added, status written, an Event recorded.
-import type { LocalCluster } from '../../../test/cluster/cluster.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import type { LocalCluster } from '../../../cluster/cluster.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 export async function podBuggerToolSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   await cluster.kubectl(['run', 'smoke', '--image=registry.example/app:1', '--labels=app=smoke', '-n', namespace]);

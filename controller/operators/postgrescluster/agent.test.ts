@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import { CuttableProxy } from '../../../test/support/proxy.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { Client } from '../../runtime/client.ts';
 import { loadKubeConfig } from '../../runtime/kubeconfig.ts';
 import { RestClient } from '../../runtime/rest.ts';
@@ -20,7 +20,7 @@ import { MemberAgent, promiseMs } from './agent.ts';
 import { agentIdentity, lease } from './objects.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafeMembersAnnotation, failsafePeersAnnotation, fenceAfterMs, leaseDurationMs } from './plan.ts';
-import { freePort } from '../../../test/support/ports.ts';
+import { freePort } from '../../../cluster/ports.ts';
 
 const cluster = testCluster();
 let namespace: string;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript, readyScript,
   synchronousScript } from './scripts.ts';
 

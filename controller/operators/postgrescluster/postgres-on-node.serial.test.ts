@@ -18,10 +18,10 @@ import type { ControllerProcess } from '../../../test/support/controller-process
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
 import { postgresBin } from '../../../test/support/postgres.ts';
-import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { isReady, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { failoverTimeoutMs, fenceAfterMs, slotName, synchronousStandbyNames } from './plan.ts';
-import { realNodeName } from '../../../test/cluster/node/node.ts';
+import { realNodeName } from '../../../cluster/node/node.ts';
 
 const run = promisify(execFile);
 const cluster = testCluster();
@@ -136,7 +136,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     cleanups.push(ns.cleanup);
     scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-real-'));
     await installCrds(cluster);
-    [image] = await Promise.all([loadImage(cluster, postgresImage), loadImage(cluster, await controllerImage())]);
+    [image] = await Promise.all([cluster.loadImage(postgresImage), cluster.loadImage(await controllerImage())]);
     controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec: { size: 3, version: '15', image,

@@ -10,7 +10,7 @@ import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { memberPasswords, serveMemberExec, staticVolumes, type MemberExec } from '../../../test/support/postgres-pods.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { failoverTimeoutMs } from './plan.ts';
 
 const cluster = testCluster();

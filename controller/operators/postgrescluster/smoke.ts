@@ -4,9 +4,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LocalCluster } from '../../../test/cluster/cluster.ts';
+import type { LocalCluster } from '../../../cluster/cluster.ts';
 import { serveMemberExec, staticVolumes } from '../../../test/support/postgres-pods.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 export async function postgresClusterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-smoke-'));

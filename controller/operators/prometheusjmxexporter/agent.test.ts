@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../../test/support/paths.ts';
+import { repoRoot } from '../../../cluster/paths.ts';
 import { agentArtifact, fetchAgent, readAgent } from './agent.ts';
 
 const run = promisify(execFile);

@@ -12,9 +12,9 @@ import type { ControllerProcess } from '../../../test/support/controller-process
 import { execReady, javaContainer, reportContainerStarted, type JavaContainer } from '../../../test/support/jvm.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { installPodMonitorCrd } from '../../../test/support/prometheus-operator.ts';
-import { freePort } from '../../../test/support/ports.ts';
-import { isReady, loadImage, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { freePort } from '../../../cluster/ports.ts';
+import { isReady, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 import { javaAppImage, toolsImage } from '../../../images/recipes.ts';
 import { recordAnnotation } from './plan.ts';
 
@@ -294,7 +294,7 @@ describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(clust
     const ns = await freshNamespace(cluster, 'pje-real', { pods: 'real' });
     real = ns.name;
     cleanups.push(ns.cleanup);
-    const [java, tools] = await Promise.all([loadImage(cluster, javaAppImage), loadImage(cluster, toolsImage)]);
+    const [java, tools] = await Promise.all([cluster.loadImage(javaAppImage), cluster.loadImage(toolsImage)]);
     const pod = (name: string, container: object, volumes: object[] = []) => ({ apiVersion: 'v1', kind: 'Pod',
       metadata: { name, labels: { app: name } }, spec: { terminationGracePeriodSeconds: 1, containers: [container], volumes } });
     await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [

@@ -1,11 +1,11 @@
 // The shortest run that touches every permission PrometheusJmxExporter declares: the config read, a JVM found and
 // the agent loaded through pods/exec, the pod annotated, its PodMonitor made, status written, an Event recorded, and
 // on deletion the finalizer's clean-up.
-import type { LocalCluster } from '../../../test/cluster/cluster.ts';
+import type { LocalCluster } from '../../../cluster/cluster.ts';
 import { execReady, javaContainer, reportContainerStarted } from '../../../test/support/jvm.ts';
-import { freePort } from '../../../test/support/ports.ts';
+import { freePort } from '../../../cluster/ports.ts';
 import { installPodMonitorCrd } from '../../../test/support/prometheus-operator.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 export async function prometheusJmxExporterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number):
 Promise<void> {

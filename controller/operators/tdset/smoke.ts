@@ -1,7 +1,7 @@
 // The shortest run that touches every permission TDSet declares: a Deployment and a Service created, status written,
 // an Event recorded. Used to prove the synthesized RBAC is both enough and no more than needed.
-import type { LocalCluster } from '../../../test/cluster/cluster.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import type { LocalCluster } from '../../../cluster/cluster.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 export async function tdsetSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   const hour = new Date().getUTCHours();

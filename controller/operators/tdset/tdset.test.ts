@@ -7,7 +7,7 @@ import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
-import { waitFor } from '../../../test/support/wait.ts';
+import { waitFor } from '../../../cluster/wait.ts';
 
 const cluster = testCluster();
 const { kubectl, json, get, events } = inNamespace(cluster, () => namespace);

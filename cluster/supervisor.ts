@@ -4,8 +4,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { GiveUp, waitFor } from '../support/wait.ts';
-import { freePort } from '../support/ports.ts';
+import { GiveUp, waitFor } from './wait.ts';
+import { freePort } from './ports.ts';
 import {
   etcd, kubeApiserver, kubeControllerManager, kubeScheduler, kwok, kwokNodeAnnotation, simulatedNodeTaint,
   type ComponentSpec, type Layout,
@@ -15,9 +15,9 @@ import { makePki } from './pki.ts';
 import { ManagedProcess } from './process.ts';
 import { nodeHeartbeatStage } from './stages.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
-import { buildImage } from '../../images/oci.ts';
+import { buildImage } from '../images/oci.ts';
 import { buildBinaries } from './build.ts';
-import { helloWorldImage, pauseImage, toolsImage } from '../../images/recipes.ts';
+import { helloWorldImage, pauseImage, toolsImage } from '../images/recipes.ts';
 import { nodeNetwork, realNodeUnsupported, sweepHost, takeNode } from './node/host.ts';
 import {
   containerdSocket, importImage, nodeAddonObjects, nodeComponents, realNodeName, type NodePorts,

@@ -1,5 +1,5 @@
 // kwok is built on its own: its client-go pins clash with the Kubernetes wrapper module.
-module keelson.dev/test/cluster/kwok
+module keelson.dev/cluster/kwok
 
 go 1.26.0
 

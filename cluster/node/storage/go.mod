@@ -1,5 +1,5 @@
 // Wrapper module: builds the local cluster's dynamic volume provisioner from the Go module proxy.
-module keelson.dev/test/cluster/node/storage
+module keelson.dev/cluster/node/storage
 
 go 1.25.0
 

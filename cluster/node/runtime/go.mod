@@ -1,5 +1,5 @@
 // Wrapper module: builds the real node's container runtime from the Go module proxy.
-module keelson.dev/test/cluster/node/runtime
+module keelson.dev/cluster/node/runtime
 
 go 1.25.0
 

@@ -2,14 +2,13 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { repoRoot } from '../support/paths.ts';
+import { repoRoot } from './paths.ts';
 import { LocalCluster } from './cluster.ts';
 import { isAlive, readState } from './state.ts';
 import { probe } from './http.ts';
 import { hostLeftovers, sweepHost } from './node/host.ts';
 import { importImage } from './node/node.ts';
-import { clusterImages, controllerImage } from '../../images/recipes.ts';
-import { loadImage } from '../support/real-node.ts';
+import { clusterImages, controllerImage } from '../images/recipes.ts';
 
 const dir = join(repoRoot, '.cluster');
 
@@ -31,7 +30,7 @@ async function up(): Promise<void> {
     // So that the README's installs (kubectl apply -f dist/, helm install) find the image they name, as after kind load.
     const recipe = await controllerImage();
     console.log(`loading the operator image ${recipe.reference} (built from its recipe once, then cached)`);
-    await loadImage(cluster, recipe);
+    await cluster.loadImage(recipe);
   }
   console.log(`kubeconfig: ${cluster.state.kubeconfig}\nnext: eval "$(npm run -s cluster -- env)"`);
 }
@@ -53,7 +52,7 @@ async function load(): Promise<number> {
   for (const image of images) {
     const recipe = clusterImages[image];
     if (recipe) {
-      console.log(`loaded ${await loadImage(cluster, await recipe())}`);
+      console.log(`loaded ${await cluster.loadImage(await recipe())}`);
     } else if (existsSync(image)) {
       await importImage(realNode.bin, cluster.state.dir, image);
       console.log(`loaded ${image}`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshNamespace, testCluster } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
+import { freshNamespace, testCluster } from '../test/support/cluster.ts';
+import { waitFor } from './wait.ts';
 import { serveExec, serveLogs } from './kwok.ts';
 import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';

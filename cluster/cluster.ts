@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
-import { repoRoot } from '../support/paths.ts';
-import { GiveUp, waitFor } from '../support/wait.ts';
+import { repoRoot } from './paths.ts';
+import { GiveUp, waitFor } from './wait.ts';
 import { isAlive, readState, type ClusterState } from './state.ts';
+import { importImage } from './node/node.ts';
+import { buildImage, type ImageRecipe } from '../images/oci.ts';
 
-const supervisorScript = join(repoRoot, 'build/test/cluster/supervisor.js');
+const supervisorScript = join(repoRoot, 'build/cluster/supervisor.js');
 
 export interface KubectlOptions {
   input?: string;
@@ -91,6 +93,15 @@ export class LocalCluster {
     if (!isAlive(pid)) return;
     process.kill(pid, 'SIGTERM');
     await waitFor('the local cluster to stop', () => !isAlive(pid), { timeoutMs: 60_000 });
+  }
+
+  /** Builds the image (or takes it from the cache) and loads it into the real node's containerd, as `kind load` does. */
+  async loadImage(recipe: ImageRecipe): Promise<string> {
+    const { realNode } = this.state;
+    if ('skipped' in realNode) throw new Error(`no real node: ${realNode.skipped}`);
+    const image = await buildImage(recipe);
+    await importImage(realNode.bin, this.state.dir, image.archive);
+    return image.reference;
   }
 
   get kubectlPath(): string {

@@ -2,10 +2,10 @@
 // keep data, Services and DNS between pods.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshNamespace, testCluster } from '../support/cluster.ts';
-import { javaAppImage, postgresImage } from '../../images/recipes.ts';
-import { isReady, loadImage, waitForPod, withoutRealNode } from '../support/real-node.ts';
-import { waitFor } from '../support/wait.ts';
+import { freshNamespace, testCluster } from '../test/support/cluster.ts';
+import { javaAppImage, postgresImage } from '../images/recipes.ts';
+import { isReady, waitForPod, withoutRealNode } from '../test/support/real-node.ts';
+import { waitFor } from './wait.ts';
 
 const cluster = testCluster();
 const tools = 'keelson.local/tools:1';
@@ -119,7 +119,7 @@ describe('the real node', { skip: withoutRealNode(cluster) }, () => {
   });
 
   it('runs PostgreSQL from Debian in the image built here, answering psql from another pod through its Service', async () => {
-    const image = await loadImage(cluster, postgresImage);
+    const image = await cluster.loadImage(postgresImage);
     const server = pod('postgres', {
       securityContext: { runAsUser: 999, runAsGroup: 999, fsGroup: 999 },
       containers: [{ name: 'postgres', image, imagePullPolicy: 'Never', command: ['sh', '-c',
@@ -145,7 +145,7 @@ describe('the real node', { skip: withoutRealNode(cluster) }, () => {
   });
 
   it('runs a JVM application from the image built here, answering HTTP from another pod', async () => {
-    const image = await loadImage(cluster, javaAppImage);
+    const image = await cluster.loadImage(javaAppImage);
     await apply(pod('java-app', { containers: [{ name: 'app', image, imagePullPolicy: 'Never',
       ports: [{ containerPort: 8080 }], readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 } }] }));
     const ready = await waitForPod(cluster, namespace, 'java-app', 'Ready', running, { timeoutMs: 120_000 });

@@ -1,6 +1,6 @@
 // Wrapper module: builds the upstream control-plane binaries from the Go module proxy.
-// Written by pin.sh; change the release with: test/cluster/pin.sh vX.Y.Z
-module keelson.dev/test/cluster/k8s
+// Written by pin.sh; change the release with: cluster/pin.sh vX.Y.Z
+module keelson.dev/cluster/k8s
 
 go 1.25.0
 

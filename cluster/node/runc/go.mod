@@ -1,5 +1,5 @@
 // Wrapper module: builds the real node's OCI runtime from the Go module proxy.
-module keelson.dev/test/cluster/node/runc
+module keelson.dev/cluster/node/runc
 
 go 1.25.0
 

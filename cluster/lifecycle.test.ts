@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { repoRoot } from '../support/paths.ts';
-import { testCluster } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
+import { repoRoot } from './paths.ts';
+import { testCluster } from '../test/support/cluster.ts';
+import { waitFor } from './wait.ts';
 import type { ClusterState } from './state.ts';
 
-const build = join(repoRoot, 'build/test/cluster');
+const build = join(repoRoot, 'build/cluster');
 
 /** Pids of processes whose command line mentions `text` (every component's flags name its cluster folder). */
 async function processesMentioning(text: string): Promise<number[]> {

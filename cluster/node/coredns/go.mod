@@ -1,5 +1,5 @@
 // Wrapper module: builds the local cluster's DNS server from the Go module proxy.
-module keelson.dev/test/cluster/node/coredns
+module keelson.dev/cluster/node/coredns
 
 go 1.25.0
 

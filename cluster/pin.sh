@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pins the control plane to one Kubernetes release: rewrites k8s/go.mod so that every staging module that
 # k8s.io/kubernetes replaces with a local path comes from the module proxy at the matching v0.Y.Z.
-# Usage: test/cluster/pin.sh v1.35.4
+# Usage: cluster/pin.sh v1.35.4
 set -euo pipefail
 version=${1:?usage: pin.sh vMAJOR.MINOR.PATCH}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,8 +10,8 @@ upstream=$(cd /tmp && go mod download -json "k8s.io/kubernetes@$version" | sed -
 staging_version="v0.${version#v1.}"
 {
   echo "// Wrapper module: builds the upstream control-plane binaries from the Go module proxy."
-  echo "// Written by pin.sh; change the release with: test/cluster/pin.sh vX.Y.Z"
-  echo "module keelson.dev/test/cluster/k8s"
+  echo "// Written by pin.sh; change the release with: cluster/pin.sh vX.Y.Z"
+  echo "module keelson.dev/cluster/k8s"
   echo
   grep -m1 '^go ' "$upstream"
   echo

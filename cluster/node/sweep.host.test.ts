@@ -10,8 +10,8 @@ import { createInterface } from 'node:readline';
 import { it } from 'node:test';
 import { LocalCluster } from '../cluster.ts';
 import { isAlive, type ClusterState } from '../state.ts';
-import { repoRoot } from '../../support/paths.ts';
-import { waitFor } from '../../support/wait.ts';
+import { repoRoot } from '../paths.ts';
+import { waitFor } from '../wait.ts';
 import { hostLeftovers, realNodeUnsupported, sweepDeadOwner } from './host.ts';
 
 /** What a real node changes on the host, as seen from outside. */
@@ -28,7 +28,7 @@ function hostSnapshot(): Record<string, string> {
 
 /** A cluster that nothing tears down: no --watch-stdin, no --remove-dir. */
 function startUnwatchedSupervisor(dir: string): Promise<{ pid: number; state: ClusterState }> {
-  const child = spawn(process.execPath, [join(repoRoot, 'build/test/cluster/supervisor.js'), '--dir', dir],
+  const child = spawn(process.execPath, [join(repoRoot, 'build/cluster/supervisor.js'), '--dir', dir],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the supervisor exited with ${code}`)));
