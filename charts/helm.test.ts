@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { App, Chart, Yaml } from 'cdk8s';
-import { packageVersion, repoRoot } from '../cluster/paths.ts';
+import { repoRoot } from '../cluster/paths.ts';
 import { goTool } from '../test/support/tools.ts';
 import { KeelsonInstall, type KeelsonInstallProps } from './install.ts';
 
@@ -46,7 +46,7 @@ async function templateAll(values: object = {}): Promise<any[]> {
 
 function synthesize(props: Partial<KeelsonInstallProps>): any[] {
   const chart = new Chart(new App(), 'keelson');
-  new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, ...props });
+  new KeelsonInstall(chart, 'install', props);
   return sorted(chart.toJson());
 }
 

@@ -3,12 +3,11 @@
 // every value to the prop it stands for.
 import { App, Chart, Yaml } from 'cdk8s';
 import { keelsonFlags, logLevels, runtimeFlags } from '../controller/api/flags.ts';
+import { imageRepository } from '../controller/api/release.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { debugProfiles } from '../controller/operators/podbuggertool/schema.ts';
 import { defaultControllers, KeelsonInstall, metricsReaderName, type KeelsonInstallProps } from './install.ts';
 import { defaultResources, ruleSections } from './operator-install.ts';
-
-export const defaultImageRepository = 'keelson/controller';
 
 /**
  * Stand-ins written into the objects before they become YAML, replaced afterwards: a value by a template expression,
@@ -210,7 +209,7 @@ function values(version: string): string {
   const operators = catalog.map((entry) => entry.name);
   return `# Keelson's Helm chart, written by charts/helm.ts from the same constructs as dist/: edit those, not this.
 image:
-  repository: ${defaultImageRepository}
+  repository: ${imageRepository}
   # Defaults to the chart's appVersion (${version}).
   tag: ""
   # Pins the image, sha256: and 64 hex digits; the reference becomes repository:tag@digest.

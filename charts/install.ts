@@ -5,9 +5,12 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { controllerArgs, keelsonFlags } from '../controller/api/flags.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
+import { releaseImage } from '../controller/api/release.ts';
 import { imageReference, OperatorInstall, type ControllerSettings } from './operator-install.ts';
 
-export interface KeelsonInstallProps extends ControllerSettings {
+export interface KeelsonInstallProps extends Omit<ControllerSettings, 'image'> {
+  /** The controller image. @default this release's, ghcr.io/keelson-dev/keelson-controller:<version> */
+  image?: string;
   /** Namespace the controllers run in. @default keelson-system */
   namespace?: string;
   /** Operators to run, by catalog name. @default all of them */
@@ -72,7 +75,7 @@ export class KeelsonInstall extends Construct {
   constructor(scope: Construct, id: string, props: KeelsonInstallProps) {
     super(scope, id);
     const { operators, controllers, webhookAllowedDestinations, webhookRefusedDestinations, podBuggerToolAllowedProfiles,
-      podBuggerToolAllowedImages, podAlertLogTails, createNamespace, ...settings } = props;
+      podBuggerToolAllowedImages, podAlertLogTails, createNamespace, image = releaseImage, ...settings } = props;
     this.namespace = props.namespace ?? 'keelson-system';
     this.operators = enabledOperators(operators);
     if (createNamespace ?? true) {
@@ -89,9 +92,9 @@ export class KeelsonInstall extends Construct {
       webhookRefusedDestinations, podBuggerToolAllowedProfiles, podBuggerToolAllowedImages,
       podAlertLogTails: podAlertLogTails === false ? 'false' : undefined,
       // PostgreSQL members run their agent from the operator's own image.
-      postgresAgentImage: imageReference(props.image, props.imageDigest) }, keelsonFlags);
+      postgresAgentImage: imageReference(image, props.imageDigest) }, keelsonFlags);
     this.installs = controllersOf(this.operators, controllers).map(([name, enabled]) =>
-      new OperatorInstall(this, name, { ...settings, name, app: 'keelson', component: name.replace(/^keelson-/, ''),
+      new OperatorInstall(this, name, { ...settings, image, name, app: 'keelson', component: name.replace(/^keelson-/, ''),
         namespace: this.namespace, createNamespace: false, operators: enabled, extraArgs }));
   }
 }

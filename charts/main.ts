@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { App, Chart, Yaml } from 'cdk8s';
+import { releaseVersion } from '../controller/api/release.ts';
 import { KeelsonCrds } from './crds.ts';
 import { KeelsonInstall } from './install.ts';
 import { dashboard } from './dashboard.ts';
@@ -12,14 +13,13 @@ import { KeelsonMonitoring, ruleGroups } from './monitoring.ts';
 import { loadSamples, Samples } from './samples.ts';
 
 const outdir = process.env.CDK8S_OUTDIR ?? 'dist';
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const app = new App({ outdir });
 const crds = new Chart(app, 'keelson-crds');
 new KeelsonCrds(crds, 'crds');
 const install = new Chart(app, 'keelson');
 // KEELSON_IMAGE points the install at an image of your own (a registry's, a digest); dist/ keeps the default.
-new KeelsonInstall(install, 'install', { image: process.env.KEELSON_IMAGE || `keelson/controller:${version}` });
+new KeelsonInstall(install, 'install', process.env.KEELSON_IMAGE ? { image: process.env.KEELSON_IMAGE } : {});
 install.addDependency(crds);
 app.synth();
 
@@ -38,7 +38,7 @@ writeFileSync(join(monitoringDir, 'grafana-dashboard.json'), `${JSON.stringify(d
 
 const helmDir = join(outdir, 'helm', 'keelson');
 rmSync(helmDir, { recursive: true, force: true });
-for (const [path, content] of helmChart(version, readFileSync(join(outdir, '0000-keelson-crds.k8s.yaml'), 'utf8'))) {
+for (const [path, content] of helmChart(releaseVersion, readFileSync(join(outdir, '0000-keelson-crds.k8s.yaml'), 'utf8'))) {
   mkdirSync(dirname(join(helmDir, path)), { recursive: true });
   writeFileSync(join(helmDir, path), content);
 }

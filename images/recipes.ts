@@ -5,6 +5,7 @@ import { chmod, copyFile, cp, mkdir, readdir, readFile, symlink, writeFile } fro
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
+import { releaseImage } from '../controller/api/release.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
@@ -25,12 +26,11 @@ async function users(root: string, extra: string[] = []): Promise<void> {
 
 /** The operator: the compiled controller on the pinned Node 24 and glibc from Debian, as the Dockerfile states. */
 export async function controllerImage(): Promise<ImageRecipe> {
-  const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
   const { from, ...dockerfile } = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
   const node = join(repoRoot, 'node_modules/node/bin/node');
   const compiled = join(repoRoot, 'build/controller');
   return {
-    reference: `keelson/controller:${version}`,
+    reference: releaseImage,
     debianPackages: ['libc6', 'libstdc++6', 'libgcc-s1'],
     inputs: async () => [from, await fileDigest(node), await fileDigest(join(repoRoot, 'package-lock.json')),
       await treeDigest(compiled), agentArtifact.sha256],

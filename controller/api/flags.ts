@@ -75,7 +75,7 @@ export const keelsonFlags = {
   podAlertLogTails: { flag: 'podalert-log-tails', env: 'KEELSON_PODALERT_LOG_TAILS',
     help: 'PodAlert: copy failing containers\' log tails into status and alerts; false turns it off (default true)' },
   postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',
-    help: 'PostgresCluster: the image of the member agent, the operator\'s own (default keelson/controller:<version>)' },
+    help: 'PostgresCluster: the image of the member agent, the operator\'s own (default ghcr.io/keelson-dev/keelson-controller:<version>)' },
   postgresReplaceStuckAfter: { flag: 'postgres-replace-stuck-after', env: 'KEELSON_POSTGRES_REPLACE_STUCK_AFTER',
     help: 'PostgresCluster: seconds a member may be Pending, starting or going away before nothing waits for it, ' +
       'and a replica that cannot be scheduled is replaced by a new member (default 300)' },

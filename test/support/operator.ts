@@ -7,7 +7,7 @@ import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/
 import { operatorNames } from '../../controller/operators/catalog.ts';
 import type { LocalCluster } from '../../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
-import { packageVersion, repoRoot } from '../../cluster/paths.ts';
+import { repoRoot } from '../../cluster/paths.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 
@@ -27,7 +27,7 @@ export function synthesizeInstall(namespace: string, operators: string[], { allN
   const chart = new Chart(new App(), 'install');
   // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
   // Tests' webhook receivers listen on loopback, which the default refuses (a later flag in extraArgs wins).
-  new KeelsonInstall(chart, 'install', { image: `keelson/controller:${packageVersion}`, namespace, createNamespace: false,
+  new KeelsonInstall(chart, 'install', { namespace, createNamespace: false,
     watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false, metricsSecure: false,
     controllers: { [controllerName]: operatorNames }, webhookAllowedDestinations: ['127.0.0.1'] });
   const manifests = Testing.synth(chart) as Manifest[];

@@ -11,9 +11,8 @@ import { controllerOf, ensureOwned, isControlledBy, ownerReferencesFor } from '.
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
@@ -725,11 +724,6 @@ class PostgresClusterReconciler {
   }
 }
 
-/** The image this version's build names (images/recipes.ts): package.json sits beside build/ here and in the image. */
-function defaultAgentImage(): string {
-  const file = fileURLToPath(new URL('../../../../package.json', import.meta.url));
-  return `keelson/controller:${(JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version}`;
-}
 
 export const postgresClusterOperator: Operator<ControllerOptions> = {
   name: 'postgrescluster',
@@ -739,7 +733,7 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
     if (!(stuckAfterSeconds > 0)) {
       throw new Error(`--postgres-replace-stuck-after takes seconds, not "${ctx.settings.postgresReplaceStuckAfter}"`);
     }
-    const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? defaultAgentImage(),
+    const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? releaseImage,
       stuckAfterSeconds * 1000);
     ctx.addController({
       name: 'postgrescluster',
