@@ -11,6 +11,7 @@ COPY controller ./controller
 COPY charts ./charts
 COPY imports ./imports
 COPY images ./images
+COPY cluster ./cluster
 COPY test ./test
 # Tests, and modules that import from outside the controller tree (smoke tests, `npm start`, samples), stay out.
 RUN npx tsc -p tsconfig.json && node build/images/controller-tree.js build/controller

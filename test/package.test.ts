@@ -12,7 +12,8 @@ import { Yaml } from 'cdk8s';
 import { relativeImports } from '../images/controller-tree.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import { ControllerProcess } from './support/controller-process.ts';
-import { installOffline, packCheckout } from './support/npm.ts';
+import { installOffline, nodeLts22, nodeRelease, packCheckout } from './support/npm.ts';
+import { releaseImage } from '../controller/api/release.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { waitFor } from '../cluster/wait.ts';
 
@@ -55,6 +56,21 @@ describe('the packed package', () => {
         assert.ok(files.includes(target), `${file} imports ${specifier}, which is not in the package`);
       }
     }
+    // A cdk8s app's types stop at cdk8s and constructs: nothing of the runtime's dependencies.
+    const reached = new Set<string>();
+    const packagesReached = new Set<string>();
+    const visit = async (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      const text = await readFile(join(unpacked, 'package', file), 'utf8');
+      for (const [, specifier] of text.matchAll(/(?:from|import\()\s*['"]([^'"]+)['"]/g)) {
+        if (specifier!.startsWith('.')) await visit(normalize(join(dirname(file), specifier!)).replace(/\.(ts|js)$/, '.d.ts'));
+        else packagesReached.add(specifier!);
+      }
+    };
+    await visit('build/charts/index.d.ts');
+    await visit('build/imports/keelson-keelson.dev.d.ts');
+    assert.deepEqual([...packagesReached].sort(), ['cdk8s', 'cdk8s-plus-27', 'constructs']);
   });
 
   it('installs offline into a new cdk8s app, which type-checks against it and synthesizes with it', async () => {
@@ -95,7 +111,68 @@ describe('the packed package', () => {
   });
 });
 
-describe('examples/configmap-replicator, built from the package, on the local cluster as its own ServiceAccount', () => {
+/** A project as `cdk8s init typescript-app` writes it, from the template of the cdk8s-cli installed here. */
+async function cdk8sInitApp(dir: string): Promise<void> {
+  const cli = join(repoRoot, 'node_modules/cdk8s-cli');
+  const template = join(cli, 'templates/typescript-app');
+  const versionOf = async (name: string) =>
+    JSON.parse(await readFile(join(cli, 'node_modules', name, 'package.json'), 'utf8').catch(() =>
+      readFile(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8'))).version as string;
+  const cliManifest = JSON.parse(await readFile(join(cli, 'package.json'), 'utf8'));
+  // The values cdk8s init fills in (its determineDeps), taken the same way.
+  const values: Record<string, string> = { $base: basename(dir), cdk8s_core_version: await versionOf('cdk8s'),
+    cdk8s_plus_version: await versionOf('cdk8s-plus-33'),
+    constructs_version: cliManifest.dependencies.constructs.replace('^', ''), cdk8s_cli_spec: `^${cliManifest.version}` };
+  for (const file of ['package.json', 'tsconfig.json', 'cdk8s.yaml', 'main.ts']) {
+    const text = await readFile(join(template, file), 'utf8');
+    await writeFile(join(dir, file), text.replace(/\{\{ *(\$?\w+) *\}\}/g, (_, key: string) => {
+      if (values[key] === undefined) throw new Error(`${file}: no value for ${key}`);
+      return values[key]!;
+    }));
+  }
+}
+
+describe('in a project exactly as cdk8s init typescript-app makes it (CommonJS, classic module resolution)', () => {
+  let dir: string;
+  before(async () => {
+    dir = await appDir('init-app');
+    await cdk8sInitApp(dir);
+    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    manifest.dependencies.keelson = `file:${basename(tarball)}`;
+    await writeFile(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+    // Its own dependencies (TypeScript 5, ts-node, jest, cdk8s-plus-33) come from the npm registry, as for a user.
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+      { cwd: dir, timeout: 10 * 60_000 });
+    const main = await readFile(join(dir, 'main.ts'), 'utf8');
+    await writeFile(join(dir, 'main.ts'), main
+      .replace("import { App, Chart, ChartProps } from 'cdk8s';", "$&\nimport { KeelsonCrds, KeelsonInstall } from 'keelson';\n" +
+        "import { TdSet } from 'keelson/imports';")
+      .replace('// define resources here', `new KeelsonCrds(this, 'crds', { operators: ['tdset'] });
+    new KeelsonInstall(this, 'keelson', { operators: ['tdset'] });
+    new TdSet(this, 'hello', { metadata: { name: 'hello', namespace: 'apps' }, spec: {
+      container: { image: 'nginx:1.27', port: 8080 }, schedulingConfig: [{ startTime: 8, endTime: 18, replica: 3 }] } });`));
+  });
+
+  for (const [label, nodeDir] of [['Node 24', async () => dirname(process.execPath)],
+    [`Node ${nodeLts22}`, () => nodeRelease(nodeLts22)]] as const) {
+    it(`type-checks with its own tsc and synthesizes with cdk8s synth under ${label}`, async () => {
+      const env = { ...process.env, PATH: `${await nodeDir()}:${join(dir, 'node_modules/.bin')}:${process.env.PATH}` };
+      assert.equal((await run('node', ['--version'], { env })).stdout.trim(),
+        label === 'Node 24' ? process.version : `v${nodeLts22}`);
+      await rm(join(dir, 'dist'), { recursive: true, force: true });
+      await run('npm', ['run', 'compile'], { cwd: dir, env });
+      await run('npm', ['run', 'synth'], { cwd: dir, env, timeout: 5 * 60_000 });
+      const objects = Yaml.load(join(dir, 'dist/init-app.k8s.yaml'));
+      assert.deepEqual(objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name),
+        ['tdsets.keelson.dev']);
+      const deployment = objects.find((o) => o.kind === 'Deployment');
+      assert.equal(deployment.spec.template.spec.containers[0].image, releaseImage);
+      assert.equal(objects.find((o) => o.kind === 'TDSet').metadata.namespace, 'apps');
+    });
+  }
+});
+
+describe(`examples/configmap-replicator, built from the package, on the local cluster as its own ServiceAccount, on Node ${nodeLts22}`, () => {
   const cluster = testCluster();
   let dir: string;
   let install: any[];
@@ -137,8 +214,9 @@ describe('examples/configmap-replicator, built from the package, on the local cl
     // Metrics on loopback, plain, for the test to read (secure metrics have tests of their own).
     const args = (deployment.spec.template.spec.containers[0].args as string[])
       .filter((arg) => !arg.includes('-bind-address') && arg !== '--metrics-secure');
+    // On the oldest Node the package's engines allow: every other controller test runs on the pinned Node 24.
     controller = await ControllerProcess.start(join(dir, 'build/main.js'), [...args, `--kubeconfig=${kubeconfig}`],
-      { POD_NAMESPACE: account.namespace, POD_NAME: 'configmap-replicator-test' });
+      { POD_NAMESPACE: account.namespace, POD_NAME: 'configmap-replicator-test' }, join(await nodeRelease(nodeLts22), 'node'));
 
     const copy = (namespace: string) => cluster.getJson(namespace, 'configmap', 'settings');
     const replication = () => cluster.getJson(source, 'configmapreplication', 'settings');

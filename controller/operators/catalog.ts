@@ -23,7 +23,11 @@ export interface CatalogEntry {
   name: string;
   kind: KindDefinition<any, any>;
   permissions: Permission[];
-  /** Its code, loaded where it runs. */
+  /**
+   * Its code, loaded where it runs.
+   * @internal left out of the package's declarations, so that a cdk8s app's types never reach the runtime's
+   * dependencies (the runtime is keelson/runtime's, with its own declarations).
+   */
   operator(): Promise<Operator<ControllerOptions>>;
   /** Its example in dist/samples/, with the workloads it acts on. */
   sample(): Promise<SampleWriter>;
@@ -41,5 +45,5 @@ export const kinds = catalog.map((entry) => entry.kind);
 
 export const operatorNames = catalog.map((entry) => entry.name);
 
-/** The code of every operator in the catalog, in its order. */
+/** The code of every operator in the catalog, in its order. @internal as `operator` is. */
 export const loadOperators = (): Promise<Operator[]> => Promise.all(catalog.map((entry) => entry.operator()));

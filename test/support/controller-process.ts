@@ -42,9 +42,10 @@ export class ControllerProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
-  /** Starts `script` with `args` plus loopback metrics and health addresses. */
-  static async start(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ControllerProcess> {
-    const child = spawn(process.execPath, ['--enable-source-maps', script, ...args,
+  /** Starts `script` with `args` plus loopback metrics and health addresses, on `node` (this process's by default). */
+  static async start(script: string, args: string[], env: NodeJS.ProcessEnv = {}, node = process.execPath):
+  Promise<ControllerProcess> {
+    const child = spawn(node, ['--enable-source-maps', script, ...args,
       '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', ...env } });
     return new ControllerProcess(child);

@@ -2,7 +2,9 @@
 // lock (each package at the version and integrity pinned here), so `npm ci --offline` takes everything from the
 // npm cache that this checkout's own `npm ci` filled, and the package under test from its packed tarball.
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../cluster/paths.ts';
@@ -83,4 +85,23 @@ export async function installOffline(dir: string, app: Manifest, tarball: string
     requires: true, packages: { '': { name: app.name, version: app.version, dependencies,
       devDependencies: app.devDependencies }, ...chosen } }, null, 2));
   await run('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, timeout: 5 * 60_000 });
+}
+
+/** The Node 22 release the package is tested under besides the pinned Node 24 (package.json's engines allow both). */
+export const nodeLts22 = '22.23.3';
+
+/** The directory holding `node` of that release, installed from the npm registry once and kept in the cache. */
+export async function nodeRelease(version: string): Promise<string> {
+  const dir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'keelson', 'nodejs', version);
+  const bin = join(dir, 'node_modules/node/bin');
+  if (existsSync(join(bin, 'node'))) return bin;
+  const staging = `${dir}.partial.${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  await writeFile(join(staging, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }));
+  await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', `node@${version}`],
+    { cwd: staging, timeout: 5 * 60_000 });
+  await rm(dir, { recursive: true, force: true });
+  await rename(staging, dir);
+  return bin;
 }
