@@ -1,6 +1,7 @@
 # The operator image: the compiled controller on Node 24 (the same major package.json pins), production
-# dependencies only, running as a non-root user, with the pinned JMX exporter agent that PrometheusJmxExporter
-# copies into containers (fetched from Maven Central and checked against its sha256 by the controller's own code).
+# dependencies only (not optional ones: cdk8s-plus-27's would bring the backport CLI), running as a non-root user,
+# with the pinned JMX exporter agent that PrometheusJmxExporter copies into containers (fetched from Maven Central
+# and checked against its sha256 by the controller's own code).
 FROM node:24.9.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -21,7 +22,7 @@ FROM node:24.9.0-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/build/controller ./build/controller
 COPY --from=build /opt/keelson/jmx_prometheus_javaagent.jar /opt/keelson/jmx_prometheus_javaagent.jar
 ENV KEELSON_JMX_EXPORTER_AGENT=/opt/keelson/jmx_prometheus_javaagent.jar

@@ -24,7 +24,7 @@ install.addDependency(crds);
 app.synth();
 
 const samples = new App({ outdir: join(outdir, 'samples') });
-new Samples(samples, 'keelson-samples', { namespace: 'default', samples: await loadSamples() });
+new Samples(samples, 'keelson-samples', { samples: await loadSamples() });
 samples.synth();
 
 // The Prometheus Operator's objects, and the same rules and a dashboard for those without it.

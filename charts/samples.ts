@@ -6,7 +6,8 @@ import { catalog } from '../controller/operators/catalog.ts';
 import type { SampleWriter } from '../controller/api/samples.ts';
 
 export interface SamplesProps {
-  namespace: string;
+  /** @default none: kubectl's -n, or its context's namespace, decides */
+  namespace?: string;
   /** What each operator adds, in catalog order: `await loadSamples()`. */
   samples: readonly SampleWriter[];
 }
@@ -16,7 +17,7 @@ export const loadSamples = (): Promise<SampleWriter[]> => Promise.all(catalog.ma
 
 export class Samples extends Chart {
   constructor(scope: Construct, id: string, props: SamplesProps) {
-    super(scope, id, { namespace: props.namespace, disableResourceNameHashes: true });
+    super(scope, id, { ...props.namespace ? { namespace: props.namespace } : {}, disableResourceNameHashes: true });
     for (const write of props.samples) write(this);
   }
 }

@@ -8,7 +8,8 @@ import { isAlive, readState } from './state.ts';
 import { probe } from './http.ts';
 import { hostLeftovers, sweepHost } from './node/host.ts';
 import { importImage } from './node/node.ts';
-import { clusterImages, controllerImage } from '../images/recipes.ts';
+import { clusterImages } from '../images/recipes.ts';
+import { releaseImage } from '../controller/api/release.ts';
 
 const dir = join(repoRoot, '.cluster');
 
@@ -27,10 +28,7 @@ async function up(): Promise<void> {
     `(Kubernetes ${cluster.state.version}, kwok nodes ${cluster.state.nodes.join(', ')}, ` +
     `${'name' in realNode ? `real node ${realNode.name}` : `no real node: ${realNode.skipped}`})`);
   if ('name' in realNode) {
-    // So that the README's installs (kubectl apply -f dist/, helm install) find the image they name, as after kind load.
-    const recipe = await controllerImage();
-    console.log(`loading the operator image ${recipe.reference} (built from its recipe once, then cached)`);
-    await cluster.loadImage(recipe);
+    console.log(`the node holds the operator image ${releaseImage}: kubectl apply -f dist/ and helm install use it as they are`);
   }
   console.log(`kubeconfig: ${cluster.state.kubeconfig}\nnext: eval "$(npm run -s cluster -- env)"`);
 }

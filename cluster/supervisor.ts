@@ -17,7 +17,7 @@ import { nodeHeartbeatStage } from './stages.ts';
 import { nodeNames, stateFile, type ClusterState } from './state.ts';
 import { buildImage } from '../images/oci.ts';
 import { buildBinaries } from './build.ts';
-import { helloWorldImage, pauseImage, toolsImage } from '../images/recipes.ts';
+import { controllerImage, helloWorldImage, pauseImage, toolsImage } from '../images/recipes.ts';
 import { nodeNetwork, realNodeUnsupported, sweepHost, takeNode } from './node/host.ts';
 import {
   containerdSocket, importImage, nodeAddonObjects, nodeComponents, realNodeName, type NodePorts,
@@ -109,11 +109,15 @@ class Supervisor {
     await this.kubectl('apply', '--server-side', '-f', '-', { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
   }
 
-  /** containerd with the node's images, the kubelet, then the Services, DNS and storage that pods expect. */
+  /**
+   * containerd with the node's images, the kubelet, then the Services, DNS and storage that pods expect. The images
+   * include the operator's own, under the reference dist/ and the chart name, so that their installs work here
+   * unchanged, as after `kind load`.
+   */
   private async startNode(node: RealNode): Promise<void> {
     const { layout } = this;
-    const images = Promise.all([pauseImage(join(node.bin, 'pause')), toolsImage, helloWorldImage]
-      .map((recipe) => buildImage(recipe, progress)));
+    const images = Promise.all([pauseImage(join(node.bin, 'pause')), toolsImage, helloWorldImage, controllerImage()]
+      .map(async (recipe) => buildImage(await recipe, progress)));
     await this.apply(nodeAddonObjects());
     const [containerd, kubelet, ...addons] = await nodeComponents({ dir: layout.dir, bin: node.bin,
       adminKubeconfig: layout.kubeconfig, server: `https://${layout.address}:${layout.ports.apiserver}`,

@@ -1,8 +1,10 @@
 // `npm start` (after synth): run the operator in the foreground against $KUBECONFIG, or, when none is set, against
 // the local control plane (the one `npm run cluster -- up` started, or one started now and stopped on exit). The
-// CRDs are applied first, from the source dist/ is synthesized from, and the JMX exporter agent (which the image
-// carries) is fetched into the user's cache. Arguments after `npm start --` go to the controller.
+// CRDs are applied first, from the source dist/ is synthesized from; on the local cluster with a real node the samples
+// follow, on stand-ins for their public images; the JMX exporter agent (which the image carries) is fetched into the
+// user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
+import type { LocalCluster } from '../cluster/cluster.ts';
 import { crdName, customResourceDefinition } from './api/kind.ts';
 import { kinds, loadOperators } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
@@ -11,6 +13,7 @@ import { RestClient } from './runtime/rest.ts';
 import { runController } from './runtime/run.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
+const samplesNamespace = 'keelson-samples';
 
 async function applyCrds(kubeconfig: string): Promise<void> {
   const rest = new RestClient(await loadKubeConfig(kubeconfig), 'keelson-start');
@@ -24,6 +27,7 @@ async function applyCrds(kubeconfig: string): Promise<void> {
 }
 
 let stopCluster: (() => Promise<void>) | undefined;
+let useSamples: LocalCluster | undefined;
 let kubeconfig = process.env.KUBECONFIG;
 if (!kubeconfig) {
   const { LocalCluster } = await import('../cluster/cluster.ts');
@@ -39,18 +43,18 @@ if (!kubeconfig) {
       ('name' in realNode ? `pods run on the real node ${realNode.name}` : `no real node (${realNode.skipped})`));
   }
   kubeconfig = cluster.state.kubeconfig;
-  if ('name' in cluster.state.realNode) {
-    // What the samples and PostgresCluster's member agents run: built here (cached after the first time), never pulled.
-    const { controllerImage, sampleImageRecipes } = await import('../images/recipes.ts');
-    for (const recipe of [await controllerImage(), ...sampleImageRecipes]) {
-      console.error(`loading ${recipe.reference} into the node...`);
-      await cluster.loadImage(recipe);
-    }
-    console.error('images loaded: kubectl apply -f dist/samples/ runs the samples on the node');
-  }
+  if ('name' in cluster.state.realNode) useSamples = cluster;
+  else console.error('the samples need the real node: dist/samples/ is not applied');
 }
 
 await applyCrds(kubeconfig);
+if (useSamples) {
+  // What the samples run is built here (cached after the first time), never pulled.
+  const { applySamples } = await import('../cluster/samples.ts');
+  const warnings = await applySamples(useSamples, samplesNamespace);
+  console.error(`${warnings}samples applied in namespace ${samplesNamespace} (restricted Pod Security Standard), ` +
+    `on stand-ins for their public images: kubectl get tds,pbt,pa,pgc,pje,pods -n ${samplesNamespace}`);
+}
 console.error(`JMX exporter agent: ${await fetchAgent()}`);
 const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
   '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, await loadOperators());

@@ -10,7 +10,7 @@ import { repoRoot } from '../cluster/paths.ts';
 import { relativeImports, removeOutsiders } from './controller-tree.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { buildImage, normalizedReference } from './oci.ts';
-import { controllerImage } from './recipes.ts';
+import { controllerImage, productionInstall } from './recipes.ts';
 
 const run = promisify(execFile);
 
@@ -24,6 +24,12 @@ describe('the Dockerfile', () => {
       'build/controller/main.js']);
     assert.deepEqual(dockerfile.exposedPorts, [8080, 8081]);
     assert.equal(dockerfile.env?.NODE_ENV, 'production');
+  });
+
+  it('installs the dependencies as the recipe does', async () => {
+    const text = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
+    const finalStage = text.slice(text.lastIndexOf('\nFROM '));
+    assert.match(finalStage, new RegExp(`^RUN npm ${productionInstall.join(' ')} && `, 'm'));
   });
 });
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
 import { releaseImage } from '../controller/api/release.ts';
+import { javaAppSource, sampleImages } from '../controller/api/samples.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
@@ -24,6 +25,9 @@ async function users(root: string, extra: string[] = []): Promise<void> {
   await chmod(join(root, 'tmp'), 0o1777);
 }
 
+/** As the Dockerfile installs the dependencies: production only, not optional ones (cdk8s-plus-27's is a CLI). */
+export const productionInstall = ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund'];
+
 /** The operator: the compiled controller on the pinned Node 24 and glibc from Debian, as the Dockerfile states. */
 export async function controllerImage(): Promise<ImageRecipe> {
   const { from, ...dockerfile } = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
@@ -32,7 +36,8 @@ export async function controllerImage(): Promise<ImageRecipe> {
   return {
     reference: releaseImage,
     debianPackages: ['libc6', 'libstdc++6', 'libgcc-s1'],
-    inputs: async () => [from, await fileDigest(node), await fileDigest(join(repoRoot, 'package-lock.json')),
+    inputs: async () => [from, productionInstall.join(' '), await fileDigest(node),
+      await fileDigest(join(repoRoot, 'package-lock.json')),
       await treeDigest(compiled), agentArtifact.sha256],
     populate: async (root) => {
       await users(root, ['nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin|nonroot:x:65532:']);
@@ -41,7 +46,7 @@ export async function controllerImage(): Promise<ImageRecipe> {
       const app = join(root, dockerfile.workingDir!);
       await mkdir(app, { recursive: true });
       for (const file of ['package.json', 'package-lock.json']) await copyFile(join(repoRoot, file), join(app, file));
-      await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+      await run('npm', [...productionInstall, '--loglevel=error'],
         { cwd: app, timeout: 10 * 60_000 });
       await cp(compiled, join(app, 'build/controller'), { recursive: true });
       await removeOutsiders(join(app, 'build/controller'));
@@ -115,43 +120,34 @@ export const postgresImage: ImageRecipe = {
 };
 
 const javaHome = '/usr/lib/jvm/java-17-openjdk-amd64';
-const javaApp = `import com.sun.net.httpserver.HttpServer;
-import java.net.InetSocketAddress;
 
-public class App {
-  public static void main(String[] args) throws Exception {
-    HttpServer server = HttpServer.create(new InetSocketAddress(8080), 0);
-    server.createContext("/", exchange -> {
-      byte[] body = ("java-app on " + Runtime.version() + "\\n").getBytes();
-      exchange.sendResponseHeaders(200, body.length);
-      exchange.getResponseBody().write(body);
-      exchange.close();
-    });
-    server.start();
-    System.out.println("listening on 8080");
-  }
-}
-`;
-
-/** A JVM application (Debian's OpenJDK 17, with the jcmd an agent is loaded by) serving HTTP on 8080. */
+/**
+ * A JVM application (Debian's OpenJDK 17, with the jcmd an agent is loaded by) serving HTTP on 8080; with the JDK on
+ * its PATH it also stands in for the public JDK image the sample runs the same source on.
+ */
 export const javaAppImage: ImageRecipe = {
   reference: 'keelson.local/java-app:1',
   debianPackages: ['openjdk-17-jdk-headless', 'busybox-static'],
-  inputs: async () => [javaApp, (await run('javac', ['-version'])).stdout],
+  inputs: async () => [javaAppSource, (await run('javac', ['-version'])).stdout],
   populate: async (root) => {
     await users(root, ['app:x:65532:65532:app:/nonexistent:/sbin/nologin|app:x:65532:']);
     await busyboxApplets(root);
     const source = join(root, 'app');
     await mkdir(source);
-    await writeFile(join(source, 'App.java'), javaApp);
+    await writeFile(join(source, 'App.java'), javaAppSource);
     await run('javac', ['--release', '17', '-d', source, join(source, 'App.java')]);
   },
   config: { user: '65532:65532', workingDir: '/app', env: { PATH: `${javaHome}/bin:${path}`, JAVA_HOME: javaHome },
     entrypoint: ['java', '-cp', '/app', 'App'], exposedPorts: [8080] },
 };
 
-/** The stand-ins the samples name (controller/api/samples.ts), which `npm start` loads into the local cluster's node. */
-export const sampleImageRecipes: ImageRecipe[] = [helloWorldImage, toolsImage, postgresImage, javaAppImage];
+/** What the local cluster runs in place of each public image the samples name (controller/api/samples.ts). */
+export const sampleStandIns: Record<string, ImageRecipe> = {
+  [sampleImages.helloWorld]: helloWorldImage,
+  [sampleImages.tools]: toolsImage,
+  [sampleImages.postgresql]: postgresImage,
+  [sampleImages.jdk]: javaAppImage,
+};
 
 /** Every image `npm run image` builds, by name. */
 export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {

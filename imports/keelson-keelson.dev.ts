@@ -1416,7 +1416,7 @@ export function toJson_TdSetProps(obj: TdSetProps | undefined): Record<string, a
  */
 export interface TdSetSpec {
   /**
-   * The one container each replica runs.
+   * The one container each replica runs, as the restricted Pod Security Standard asks: as user 65532, no privilege escalation, no capabilities, the runtime's seccomp profile; requests 10m CPU and 64Mi, limit 256Mi of memory.
    *
    * @schema TdSetSpec#container
    */
@@ -1478,7 +1478,7 @@ export function toJson_TdSetSpec(obj: TdSetSpec | undefined): Record<string, any
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The one container each replica runs.
+ * The one container each replica runs, as the restricted Pod Security Standard asks: as user 65532, no privilege escalation, no capabilities, the runtime's seccomp profile; requests 10m CPU and 64Mi, limit 256Mi of memory.
  *
  * @schema TdSetSpecContainer
  */

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { controllerImage } from '../images/recipes.ts';
+import { releaseImage } from '../controller/api/release.ts';
 import { controllerName, metricsReaderName } from '../charts/install.ts';
 import { secureMetricsPort } from '../charts/operator-install.ts';
 import { scrapeScript } from './support/metrics.ts';
@@ -66,10 +66,14 @@ describe('helm install and upgrade of dist/helm/keelson, on the real node', { sk
     const binary = await goTool('helm');
     helm = async (...args) => (await run(binary, [...args, '--kubeconfig', cluster.state.kubeconfig, '--namespace', watched],
       { timeout: 5 * 60_000 })).stdout;
-    await Promise.all([installCrds(cluster), cluster.loadImage(await controllerImage())]);
+    // The chart's default image is on the local cluster's node already, as after `kind load`.
+    await installCrds(cluster);
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass', metadata: { name: system }, value: 1000 }) });
   });
   after(async () => {
     await cluster.kubectl(['delete', 'clusterrolebinding', `${metricsReaderName}-${watched}`, '--ignore-not-found']);
+    await cluster.kubectl(['delete', 'priorityclass', system, '--ignore-not-found']);
     await helm?.('uninstall', 'keelson').catch(() => undefined);
     await cleanup?.();
   });
@@ -77,12 +81,20 @@ describe('helm install and upgrade of dist/helm/keelson, on the real node', { sk
   it('installs: the controller runs as its ServiceAccount under a Role and reconciles, never refused', async () => {
     // The admission policies came with the CRDs, from dist/, as every test on this cluster applies them.
     await helm('install', 'keelson', chartDir, '--set', `namespace=${system}`, '--set', `watchNamespace=${watched}`,
-      '--set', 'admissionPolicies=false');
+      '--set', 'admissionPolicies=false', '--set', `priorityClassName=${system}`, '--set-json', 'imagePullSecrets=["regcred"]',
+      '--set-json', 'podLabels={"team":"platform"}', '--set-json', 'serviceAccountAnnotations={"example.com/role":"operator"}',
+      '--set-json', 'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway"}]');
     await cluster.kubectl(['create', 'clusterrolebinding', `${metricsReaderName}-${watched}`, `--clusterrole=${metricsReaderName}`,
       `--serviceaccount=${system}:${controllerName}`]);
     const [pod] = await rolledOut();
     assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
     assert.equal(pod.spec.serviceAccountName, controllerName);
+    assert.equal(pod.spec.containers[0].image, releaseImage);
+    assert.deepEqual([pod.spec.priorityClassName, pod.spec.imagePullSecrets, pod.metadata.labels.team],
+      [system, [{ name: 'regcred' }], 'platform']);
+    assert.equal(pod.spec.topologySpreadConstraints[0].labelSelector.matchLabels['app.kubernetes.io/component'], 'controller');
+    assert.equal((await cluster.getJson(system, 'serviceaccount', controllerName)).metadata.annotations['example.com/role'],
+      'operator');
     assert.ok(pod.spec.containers[0].args.includes(`--namespace=${watched}`));
     assert.equal((await cluster.getJson(watched, 'role', controllerName))?.metadata.labels['app.kubernetes.io/part-of'], 'keelson');
 

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { controllerImage } from '../images/recipes.ts';
+import { releaseImage } from '../controller/api/release.ts';
 import { controllerName, metricsReaderName, podControllerName } from '../charts/install.ts';
 import { secureMetricsPort } from '../charts/operator-install.ts';
 import { scrapeScript } from './support/metrics.ts';
@@ -84,7 +84,8 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
 
   before(async () => {
     ({ name: namespace, cleanup } = await freshNamespace(cluster, 'install', { pods: 'real' }));
-    image = await cluster.loadImage(await controllerImage());
+    // Nothing loaded here: the local cluster holds the image dist/ names, as `npm run cluster -- up` leaves it.
+    image = releaseImage;
     logs = new ControllerLogs();
   });
   after(async () => {
@@ -93,11 +94,12 @@ describe('the install from dist/, in-cluster on the real node', { skip: withoutR
     await cleanup?.();
   });
 
-  it('becomes Available with the image built here, as 65532 on a read-only root filesystem', async () => {
+  it('becomes Available with the image dist/ names, as 65532 on a read-only root filesystem', async () => {
     await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'dist')]);
     for (const [name, component] of [[controllerName, 'controller'], [podControllerName, 'pod-controller']] as const) {
-      await cluster.kubectl(['rollout', 'status', `deployment/${name}`, '-n', system, '--timeout=180s']);
+      await cluster.kubectl(['wait', '--for=condition=Available', `deployment/${name}`, '-n', system, '--timeout=180s']);
       const [pod] = await controllerPods(component);
+      assert.equal(pod.spec.containers[0].image, releaseImage);
       assert.equal(pod.spec.nodeName, (cluster.state.realNode as { name: string }).name);
       assert.equal(pod.spec.serviceAccountName, name);
       assert.ok(isReady(pod), 'its readiness probe (/readyz) passes');

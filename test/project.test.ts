@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { it } from 'node:test';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { repoRoot } from '../cluster/paths.ts';
@@ -28,9 +29,30 @@ it('puts the pinned exporter agent in the operator image where the controller lo
   assert.match(dockerfile, new RegExp(`^COPY --from=build ${env} ${env}$`, 'm'));
 });
 
-it('names every operator of the catalog in README: the API table and the --controllers default', async () => {
-  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-  const table = [...readme.matchAll(/^\| (\w+) \| `(\w+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`);
-  assert.deepEqual(table, catalog.map((e) => `${e.kind.kind} ${e.kind.shortNames[0]}`));
-  assert.equal(/^\| `--controllers` .*\(default all: ([\w, ]+)\)/m.exec(readme)?.[1], operatorNames.join(', '));
+it('names every operator of the catalog in the docs: the API tables and the --controllers default', async () => {
+  const read = (file: string) => readFile(join(repoRoot, file), 'utf8');
+  for (const file of ['README.md', 'docs/operators.md']) {
+    const table = [...(await read(file)).matchAll(/^\| (\w+) \| `(\w+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`);
+    assert.deepEqual(table, catalog.map((e) => `${e.kind.kind} ${e.kind.shortNames[0]}`), file);
+  }
+  assert.equal(/^\| `--controllers` .*\(default all: ([\w, ]+)\)/m.exec(await read('docs/runtime.md'))?.[1],
+    operatorNames.join(', '));
+});
+
+it('links, in README and docs/, only to files that exist and headings that do', async () => {
+  const anchor = (heading: string) => heading.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  const anchorsOf = async (file: string) => new Set([...(await readFile(file, 'utf8')).matchAll(/^#+ (.+)$/gm)]
+    .map((m) => anchor(m[1]!)));
+  const pages = ['README.md', ...(await readdir(join(repoRoot, 'docs'))).map((f) => `docs/${f}`)];
+  const broken: string[] = [];
+  for (const page of pages) {
+    const text = await readFile(join(repoRoot, page), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(((?!https?:)[^)\s]+)\)/g)) {
+      const [path, hash] = target!.split('#') as [string, string | undefined];
+      const file = path ? join(repoRoot, dirname(page), path) : join(repoRoot, page);
+      if (!existsSync(file)) broken.push(`${page}: ${target}`);
+      else if (hash && file.endsWith('.md') && !(await anchorsOf(file)).has(hash)) broken.push(`${page}: ${target}`);
+    }
+  }
+  assert.deepEqual(broken, []);
 });

@@ -1,24 +1,25 @@
-// The samples as `npm start` users meet them: dist/samples/ applied with kubectl to the default namespace, the
-// operator running, every workload real on the node. Serial: the samples' namespace and names are fixed.
+// The samples as `npm start` users meet them: dist/samples/ on stand-ins for their public images, in a namespace
+// that enforces the restricted Pod Security Standard, the operator running, every workload real on the node.
+// Serial: three PostgreSQL members and a JVM are more than the shared node should run beside other tests.
 import assert from 'node:assert/strict';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { catalog } from '../controller/operators/catalog.ts';
-import { controllerImage, sampleImageRecipes } from '../images/recipes.ts';
+import { restrictedContainerSecurity, restrictedPodSecurity } from '../controller/api/pod-security.ts';
+import { sampleStandIns } from '../images/recipes.ts';
+import { applySamples, sampleObjects } from '../cluster/samples.ts';
 import { testCluster } from './support/cluster.ts';
 import type { ControllerProcess } from './support/controller-process.ts';
 import { installCrds, startOperator } from './support/operator.ts';
-import { repoRoot } from '../cluster/paths.ts';
 import { isReady, waitForPod, withoutRealNode } from './support/real-node.ts';
 import { waitFor } from '../cluster/wait.ts';
 
 const cluster = testCluster();
-const samples = join(repoRoot, 'dist/samples');
-const namespace = 'default';
+const namespace = 'keelson-samples';
 let scratch: string;
+let warnings: string;
 let controller: ControllerProcess;
 
 const get = (...args: string[]) => cluster.getJson(namespace, ...args);
@@ -28,28 +29,48 @@ const fromClient = async (...command: string[]) =>
 describe('the samples on the local cluster', { skip: withoutRealNode(cluster) }, () => {
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'keelson-samples-'));
-    await Promise.all([controllerImage(), ...sampleImageRecipes].map(async (recipe) => cluster.loadImage(await recipe)));
     await installCrds(cluster);
+    warnings = await applySamples(cluster, namespace);
     controller = await startOperator(cluster, namespace, catalog.map((e) => e.name), scratch);
-    await cluster.kubectl(['apply', '-f', samples]);
-    await cluster.kubectl(['-n', namespace, 'run', 'samples-client', '--image=keelson.local/tools:1',
-      '--image-pull-policy=Never', '--restart=Never', '--', 'sleep', '100000']);
+    await cluster.kubectl(['-n', namespace, 'apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'samples-client' }, spec: { securityContext: restrictedPodSecurity, containers: [{ name: 'client',
+        image: sampleStandIns['busybox:1.36']!.reference, command: ['sleep', '100000'],
+        securityContext: restrictedContainerSecurity }] } }) });
     await waitForPod(cluster, namespace, 'samples-client', 'Running', isReady);
   });
   after(async () => {
-    await cluster.kubectl(['delete', '-f', samples, '--wait=true', '--timeout=120s'], { allowFailure: true });
-    await cluster.kubectl(['-n', namespace, 'delete', 'pod', 'samples-client', '--wait=false'], { allowFailure: true });
-    await controller?.stop();
+    // The samples first, while the operator and its ServiceAccount (in this namespace) still run: its finalizers must
+    // let them go; then the namespace.
+    await cluster.kubectl(['delete', 'keelson', '--all', '-n', namespace, '--wait=false'], { allowFailure: true });
+    await waitFor('the samples gone', async () => (await get('keelson'))?.items.length === 0, { timeoutMs: 120_000 })
+      .finally(() => cluster.kubectl(['delete', 'namespace', namespace, '--wait=false'], { allowFailure: true }));
+    await waitFor(`namespace ${namespace} gone`, async () => (await cluster.getJson('', 'namespace', namespace)) === undefined,
+      { timeoutMs: 180_000, intervalMs: 1000 }).catch(async (error: Error) => {
+      const left = (await cluster.getJson('', 'namespace', namespace))?.status?.conditions;
+      const errors = controller?.logs.filter((l) => ['warn', 'error'].includes(l.level)).slice(-10);
+      throw new Error(`${error.message}: ${JSON.stringify(left)}\n${errors?.map((l) => JSON.stringify(l)).join('\n')}`);
+    }).finally(() => controller?.stop());
     await rm(scratch, { recursive: true, force: true });
   });
 
-  it('names only images the local cluster builds', async () => {
-    const text = await readFile(join(samples, 'keelson-samples.k8s.yaml'), 'utf8');
-    const named = [...text.matchAll(/image: (\S+)/g)].map((m) => m[1]!);
-    const built = sampleImageRecipes.map((r) => r.reference);
-    assert.ok(named.length >= 5);
-    for (const image of named) assert.ok(built.includes(image), `${image} is no stand-in the cluster builds`);
-    assert.ok((loadAllYaml(text) as any[]).every((o) => o.metadata.namespace === namespace));
+  it('names public images, each with a stand-in here, and no namespace', async () => {
+    const objects = await sampleObjects();
+    const images = new Set<string>();
+    const collect = (value: any): void => {
+      if (Array.isArray(value)) value.forEach(collect);
+      else if (value && typeof value === 'object') {
+        for (const [key, v] of Object.entries(value)) (key === 'image' && typeof v === 'string' ? images.add(v) : collect(v));
+      }
+    };
+    collect(objects);
+    assert.deepEqual([...images].sort(), Object.keys(sampleStandIns).sort());
+    assert.deepEqual(objects.filter((o) => o.metadata.namespace !== undefined).map((o) => o.metadata.name), []);
+  });
+
+  it('are admitted where the restricted standard is enforced, without a warning', async () => {
+    assert.equal(warnings, '');
+    const ns = await cluster.getJson('', 'namespace', namespace);
+    assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
   });
 
   it('hello-world: the scheduled pods answer HTTP through their Service', async () => {
@@ -91,5 +112,10 @@ describe('the samples on the local cluster', { skip: withoutRealNode(cluster) },
       { timeoutMs: 60_000 });
     assert.equal(status.unhealthyPods, 0);
     assert.deepEqual(status.alerts ?? [], []);
+  });
+
+  it('no pod an operator or a controller made was refused by the standard', async () => {
+    const refused = (await get('events')).items.filter((e: any) => /violates PodSecurity/.test(e.message));
+    assert.deepEqual(refused.map((e: any) => e.message), []);
   });
 });

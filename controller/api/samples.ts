@@ -1,26 +1,63 @@
-// What the operators' samples share: the stand-in images they name and a hardened one-container Deployment. The
-// images are the local cluster's stand-ins (images/recipes.ts builds them from the package registries under names of
-// their own, and `npm start` loads them into its node); README says which public image each stands in for.
+// What the operators' samples share: the public images they name and a hardened one-container Deployment. Every
+// sample is admitted where the restricted Pod Security Standard is enforced, and names no namespace: kubectl's
+// -n (or the context's) decides. On the local cluster nothing is pulled: `npm start` applies them with stand-ins
+// built from the package registries in place of these images (images/recipes.ts, sampleStandIns).
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
+import { restrictedContainerSecurity, restrictedPodSecurity } from './pod-security.ts';
 
 /** Adds an operator's example, with the workloads it acts on, to the samples chart. */
 export type SampleWriter = (scope: Construct) => void;
 
-/** The stand-in images, by what they stand in for. */
+/** The public images the samples name, by what they are for. */
 export const sampleImages = {
-  helloWorld: 'keelson.local/hello-world:1',
-  tools: 'keelson.local/tools:1',
-  postgresql: 'keelson.local/postgresql:15',
-  javaApp: 'keelson.local/java-app:1',
+  /** A web server answering "Hello World" on 8000. */
+  helloWorld: 'crccheck/hello-world:v1.0.0',
+  /** A shell and the usual tools, for debug containers. */
+  tools: 'busybox:1.36',
+  postgresql: 'postgres:15',
+  /** A JDK that runs a single-file Java program (`java App.java`), with jcmd to load an agent by. */
+  jdk: 'eclipse-temurin:17-jdk',
 };
 
-const hardened = { allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' } };
+/** The sample JVM service: HTTP on 8080, run from source by the JDK image, the source in a ConfigMap. */
+export const javaAppSource = `import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
 
-/** A one-replica Deployment of `image` whose pods carry app=`name`. */
-export function sampleApp(scope: Construct, name: string, image: string, extra: { port: number; tmp?: boolean }): void {
+public class App {
+  public static void main(String[] args) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress(8080), 0);
+    server.createContext("/", exchange -> {
+      byte[] body = ("java-app on " + Runtime.version() + "\\n").getBytes();
+      exchange.sendResponseHeaders(200, body.length);
+      exchange.getResponseBody().write(body);
+      exchange.close();
+    });
+    server.start();
+    System.out.println("listening on 8080");
+  }
+}
+`;
+
+
+export interface SampleAppOptions {
+  port: number;
+  /** Overrides the image's entrypoint. */
+  command?: string[];
+  /** Mounts these files (a ConfigMap of the same name as the app) at /app. */
+  files?: Record<string, string>;
+  /** Gives the container a writable /tmp (a JVM's attach socket lives there). */
+  tmp?: boolean;
+}
+
+/** A one-replica Deployment of `image` whose pods carry app=`name`, hardened as the restricted standard asks. */
+export function sampleApp(scope: Construct, name: string, image: string, options: SampleAppOptions): void {
   const labels = { app: name };
+  const mounts = [...options.files ? [{ name: 'files', mountPath: '/app', readOnly: true }] : [],
+    ...options.tmp ? [{ name: 'tmp', mountPath: '/tmp' }] : []];
+  const volumes = [...options.files ? [{ name: 'files', configMap: { name } }] : [],
+    ...options.tmp ? [{ name: 'tmp', emptyDir: {} }] : []];
+  if (options.files) new k8s.KubeConfigMap(scope, `${name}-files`, { metadata: { name, labels }, data: options.files });
   new k8s.KubeDeployment(scope, name, {
     metadata: { name, labels },
     spec: {
@@ -29,9 +66,13 @@ export function sampleApp(scope: Construct, name: string, image: string, extra: 
       template: {
         metadata: { labels },
         spec: {
-          containers: [{ name: 'app', image, ports: [{ containerPort: extra.port }], securityContext: hardened,
-            ...(extra.tmp ? { volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] } : {}) }],
-          ...(extra.tmp ? { volumes: [{ name: 'tmp', emptyDir: {} }] } : {}),
+          securityContext: restrictedPodSecurity,
+          containers: [{ name: 'app', image, ...options.command ? { command: options.command } : {},
+            ports: [{ containerPort: options.port }], securityContext: restrictedContainerSecurity,
+            resources: { requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('64Mi') },
+              limits: { memory: k8s.Quantity.fromString('256Mi') } },
+            ...mounts.length ? { volumeMounts: mounts } : {} }],
+          ...volumes.length ? { volumes } : {},
         },
       },
     },

@@ -1,4 +1,4 @@
-import { PodBuggerTool } from '../../../imports/keelson-keelson.dev.ts';
+import { PodBuggerTool, PodBuggerToolSpecProfile } from '../../../imports/keelson-keelson.dev.ts';
 import { sampleApp, sampleImages, type SampleWriter } from '../../api/samples.ts';
 
 export const sample: SampleWriter = (scope) => {
@@ -6,6 +6,7 @@ export const sample: SampleWriter = (scope) => {
   sampleApp(scope, 'teachstore-course', sampleImages.helloWorld, { port: 8000 });
   new PodBuggerTool(scope, 'podbuggertool', {
     metadata: { name: 'debug-course' },
-    spec: { label: 'app=teachstore-course', image: sampleImages.tools },
+    // restricted: the debug container meets the standard the namespace may enforce.
+    spec: { label: 'app=teachstore-course', image: sampleImages.tools, profile: PodBuggerToolSpecProfile.RESTRICTED },
   });
 };
