@@ -2,6 +2,7 @@
 // what its operators declare, the controller Deployment with the runtime's flags, its metrics Service (HTTPS, for
 // scrapers granted `get` on /metrics), a PodDisruptionBudget and a NetworkPolicy. Cluster-scoped objects carry no
 // namespace, so put this construct in a Chart without one.
+import { restrictedPodSecurity } from '../controller/api/pod-security.ts';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
 import { controllerArgs, type LogLevel } from '../controller/api/flags.ts';
@@ -206,8 +207,7 @@ export class OperatorInstall extends Construct {
             imagePullSecrets: props.imagePullSecrets?.map((name) => ({ name })),
             // The token is mounted explicitly below, so the pod spec shows every credential the pod holds.
             automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532,
-              seccompProfile: { type: 'RuntimeDefault' } },
+            securityContext: restrictedPodSecurity,
             terminationGracePeriodSeconds: 30,
             containers: [{
               name: 'controller',

@@ -1,7 +1,7 @@
 // npm run cluster -- up | down | status | env | load <image>...
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { repoRoot } from './paths.ts';
 import { LocalCluster } from './cluster.ts';
 import { isAlive, readState } from './state.ts';
@@ -49,11 +49,13 @@ async function load(): Promise<number> {
   }
   for (const image of images) {
     const recipe = clusterImages[image];
+    // npm runs scripts from the package's root; a relative archive path is the user's, from where they ran npm.
+    const archive = resolve(process.env.INIT_CWD ?? process.cwd(), image);
     if (recipe) {
       console.log(`loaded ${await cluster.loadImage(await recipe())}`);
-    } else if (existsSync(image)) {
-      await importImage(realNode.bin, cluster.state.dir, image);
-      console.log(`loaded ${image}`);
+    } else if (existsSync(archive)) {
+      await importImage(realNode.bin, cluster.state.dir, archive);
+      console.log(`loaded ${archive}`);
     } else {
       console.error(`${image}: neither an image recipe (${Object.keys(clusterImages).join(', ')}) nor an archive`);
       return 2;

@@ -23,9 +23,14 @@ if [ "$purpose" = start ] && [ -n "${KUBECONFIG:-}" ]; then
   exit 0
 fi
 go_version=$(go env GOVERSION 2>/dev/null || true)
-if [ "$(printf '%s\n' go1.26 "${go_version:-go0}" | sort -V | head -1)" != go1.26 ]; then
+if [ -z "${KEELSON_CLUSTER_BIN:-}" ] && [ "$(printf '%s\n' go1.26 "${go_version:-go0}" | sort -V | head -1)" != go1.26 ]; then
   echo "prerequisites: Go 1.26 or newer is needed to build the local cluster (https://go.dev/dl/)" >&2
   exit 1
+fi
+
+if [ "$(uname -s)" != Linux ]; then
+  echo "prerequisites: the real node runs on Linux only; going on with simulated nodes only" >&2
+  exit 0
 fi
 
 missing=()
@@ -48,14 +53,16 @@ fi
 if [ "$purpose" = test ]; then
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 fi
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk 'NF && !seen[$0]++')
+if [ ${#missing[@]} -gt 0 ]; then
+  unique=()
+  for package in "${missing[@]}"; do
+    case " ${unique[*]:-} " in *" $package "*) ;; *) unique+=("$package") ;; esac
+  done
+  missing=("${unique[@]}")
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "prerequisites: nothing to install ($purpose)" >&2
-  exit 0
-fi
-if [ "$(uname -s)" != Linux ]; then
-  echo "prerequisites: the real node runs on Linux only; going on with simulated nodes only" >&2
   exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

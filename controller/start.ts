@@ -4,7 +4,7 @@
 // follow, on stand-ins for their public images; the JMX exporter agent (which the image carries) is fetched into the
 // user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
-import type { LocalCluster } from '../cluster/cluster.ts';
+import { LocalCluster } from '../cluster/cluster.ts';
 import { crdName, customResourceDefinition } from './api/kind.ts';
 import { kinds, loadOperators } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
@@ -29,11 +29,13 @@ async function applyCrds(kubeconfig: string): Promise<void> {
 let stopCluster: (() => Promise<void>) | undefined;
 let useSamples: LocalCluster | undefined;
 let kubeconfig = process.env.KUBECONFIG;
-if (!kubeconfig) {
-  const { LocalCluster } = await import('../cluster/cluster.ts');
-  let cluster = LocalCluster.attach(join(root, '.cluster'));
+const running = LocalCluster.attach(join(root, '.cluster'));
+// No KUBECONFIG, or the one `npm run cluster -- env` exported: the local cluster, with its samples.
+if (!kubeconfig || kubeconfig === running?.state.kubeconfig) {
+  let cluster = running;
   if (cluster) {
-    console.error(`using the local cluster started by npm run cluster -- up: ${cluster.state.server}`);
+    console.error(`using the local cluster started by npm run cluster -- up: ${cluster.state.server}; kubeconfig ` +
+      cluster.state.kubeconfig);
   } else {
     console.error('no KUBECONFIG: starting a local control plane (npm run cluster -- up keeps one running)');
     cluster = await LocalCluster.start();
@@ -43,7 +45,12 @@ if (!kubeconfig) {
       ('name' in realNode ? `pods run on the real node ${realNode.name}` : `no real node (${realNode.skipped})`));
   }
   kubeconfig = cluster.state.kubeconfig;
-  if ('name' in cluster.state.realNode) useSamples = cluster;
+  if ('name' in cluster.state.realNode) {
+    useSamples = cluster;
+    // PostgreSQL members run their agent from the operator's image: this checkout's, not the one built at `up`.
+    const { controllerImage } = await import('../images/recipes.ts');
+    console.error(`loaded ${await cluster.loadImage(await controllerImage())} into the node`);
+  }
   else console.error('the samples need the real node: dist/samples/ is not applied');
 }
 

@@ -23,7 +23,10 @@ export interface ImageConfig {
 }
 
 export interface ImageRecipe {
-  /** The reference pods name, e.g. keelson/controller:0.1.0 (never a public image's name it is not). */
+  /**
+   * The reference pods name: the operator's release reference, which this build is, or a stand-in's own
+   * (keelson.local/...), never a public image's name it is not.
+   */
   reference: string;
   /** Debian packages whose files, with their dependencies', make the base (none: an empty base). */
   debianPackages: string[];

@@ -1416,7 +1416,7 @@ export function toJson_TdSetProps(obj: TdSetProps | undefined): Record<string, a
  */
 export interface TdSetSpec {
   /**
-   * The one container each replica runs, as the restricted Pod Security Standard asks: as user 65532, no privilege escalation, no capabilities, the runtime's seccomp profile; requests 10m CPU and 64Mi, limit 256Mi of memory.
+   * The one container each replica runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile.
    *
    * @schema TdSetSpec#container
    */
@@ -1478,7 +1478,7 @@ export function toJson_TdSetSpec(obj: TdSetSpec | undefined): Record<string, any
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The one container each replica runs, as the restricted Pod Security Standard asks: as user 65532, no privilege escalation, no capabilities, the runtime's seccomp profile; requests 10m CPU and 64Mi, limit 256Mi of memory.
+ * The one container each replica runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile.
  *
  * @schema TdSetSpecContainer
  */
@@ -1496,6 +1496,27 @@ export interface TdSetSpecContainer {
    * @schema TdSetSpecContainer#port
    */
   readonly port: number;
+
+  /**
+   * The container's resources, in place of the default (requests cpu 10m, memory 64Mi; limits memory 256Mi).
+   *
+   * @schema TdSetSpecContainer#resources
+   */
+  readonly resources?: TdSetSpecContainerResources;
+
+  /**
+   * The group the container runs as; never root. Default 65532.
+   *
+   * @schema TdSetSpecContainer#runAsGroup
+   */
+  readonly runAsGroup?: number;
+
+  /**
+   * The user the container runs as; never root. Default 65532.
+   *
+   * @schema TdSetSpecContainer#runAsUser
+   */
+  readonly runAsUser?: number;
 }
 
 /**
@@ -1507,6 +1528,9 @@ export function toJson_TdSetSpecContainer(obj: TdSetSpecContainer | undefined): 
   const result = {
     'image': obj.image,
     'port': obj.port,
+    'resources': toJson_TdSetSpecContainerResources(obj.resources),
+    'runAsGroup': obj.runAsGroup,
+    'runAsUser': obj.runAsUser,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1584,4 +1608,72 @@ export function toJson_TdSetSpecService(obj: TdSetSpecService | undefined): Reco
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The container's resources, in place of the default (requests cpu 10m, memory 64Mi; limits memory 256Mi).
+ *
+ * @schema TdSetSpecContainerResources
+ */
+export interface TdSetSpecContainerResources {
+  /**
+   * What the container may use at most, by resource name.
+   *
+   * @schema TdSetSpecContainerResources#limits
+   */
+  readonly limits?: { [key: string]: TdSetSpecContainerResourcesLimits };
+
+  /**
+   * What the scheduler sets aside, by resource name.
+   *
+   * @schema TdSetSpecContainerResources#requests
+   */
+  readonly requests?: { [key: string]: TdSetSpecContainerResourcesRequests };
+}
+
+/**
+ * Converts an object of type 'TdSetSpecContainerResources' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecContainerResources(obj: TdSetSpecContainerResources | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'limits': ((obj.limits) === undefined) ? undefined : (Object.entries(obj.limits).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1]?.value }), {})),
+    'requests': ((obj.requests) === undefined) ? undefined : (Object.entries(obj.requests).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1]?.value }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A quantity, e.g. 100m or 128Mi.
+ *
+ * @schema TdSetSpecContainerResourcesLimits
+ */
+export class TdSetSpecContainerResourcesLimits {
+  public static fromNumber(value: number): TdSetSpecContainerResourcesLimits {
+    return new TdSetSpecContainerResourcesLimits(value);
+  }
+  public static fromString(value: string): TdSetSpecContainerResourcesLimits {
+    return new TdSetSpecContainerResourcesLimits(value);
+  }
+  private constructor(public readonly value: number | string) {
+  }
+}
+
+/**
+ * A quantity, e.g. 100m or 128Mi.
+ *
+ * @schema TdSetSpecContainerResourcesRequests
+ */
+export class TdSetSpecContainerResourcesRequests {
+  public static fromNumber(value: number): TdSetSpecContainerResourcesRequests {
+    return new TdSetSpecContainerResourcesRequests(value);
+  }
+  public static fromString(value: string): TdSetSpecContainerResourcesRequests {
+    return new TdSetSpecContainerResourcesRequests(value);
+  }
+  private constructor(public readonly value: number | string) {
+  }
+}
 

@@ -6,14 +6,14 @@ import { it } from 'node:test';
 import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { nodeLts22 } from './support/npm.ts';
+import { releaseVersion } from '../controller/api/release.ts';
 
 it('runs tests and the operator image on one Node major; engines allow just the majors the package is tested on', async () => {
   const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
   const dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
   const major = process.versions.node.split('.')[0];
   assert.equal(pkg.devDependencies.node.split('.')[0], major);
-  const engineMajors = [...pkg.engines.node.matchAll(/\^(\d+)\./g)].map((m: RegExpMatchArray) => m[1]);
-  assert.deepEqual(engineMajors, [nodeLts22.split('.')[0], major]);
+  assert.equal(pkg.engines.node, `^${nodeLts22} || ^${major}.0.0`);
   const bases = [...dockerfile.matchAll(/^FROM node:(\d+)/gm)].map((m) => m[1]);
   assert.ok(bases.length >= 2);
   for (const base of bases) assert.equal(base, major);
@@ -55,4 +55,14 @@ it('links, in README and docs/, only to files that exist and headings that do', 
     }
   }
   assert.deepEqual(broken, []);
+});
+
+it('names, in README and docs/, only the version package.json gives', async () => {
+  const pages = ['README.md', ...(await readdir(join(repoRoot, 'docs'))).map((f) => `docs/${f}`)];
+  for (const page of pages) {
+    const text = await readFile(join(repoRoot, page), 'utf8');
+    for (const [named] of text.matchAll(/(?<=--version |keelson-controller:|keelson-)\d+\.\d+\.\d+/g)) {
+      assert.equal(named, releaseVersion, `${page} names version ${named}`);
+    }
+  }
 });

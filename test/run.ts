@@ -3,6 +3,7 @@
 //   *.host.test.js     first, one at a time, before any shared cluster: they take this machine's real node themselves
 //   *.test.js          then, three at a time, against one local cluster (or the one `npm run cluster -- up` started)
 //   *.serial.test.js   last, one at a time, on that cluster: what must not share it (a cluster-wide install)
+import { existsSync } from 'node:fs';
 import { glob, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { buildBinaries } from '../cluster/build.ts';
 import { LocalCluster } from '../cluster/cluster.ts';
+import { controllerImage } from '../images/recipes.ts';
 import { realNodeUnsupported } from '../cluster/node/host.ts';
 import { userLeases } from './support/jvm.ts';
 import { repoRoot } from '../cluster/paths.ts';
@@ -17,6 +19,9 @@ import { repoRoot } from '../cluster/paths.ts';
 const filters = process.argv.slice(2);
 const files: string[] = [];
 for await (const file of glob('build/**/*.test.js', { cwd: repoRoot })) {
+  // A compiled test whose source is gone (moved or deleted) is stale, not a test.
+  const source = join(repoRoot, file.replace(/^build\//, '').replace(/\.js$/, '.ts'));
+  if (!existsSync(source)) continue;
   if (filters.length === 0 || filters.some((f) => file.includes(f))) files.push(join(repoRoot, file));
 }
 files.sort();
@@ -67,6 +72,10 @@ const cluster = reused ?? (await LocalCluster.start());
 console.log(`# local cluster ${reused ? 'reused' : `started in ${((Date.now() - started) / 1000).toFixed(1)}s`}: ` +
   `${cluster.state.server} (Kubernetes ${cluster.state.version})`);
 const { realNode } = cluster.state;
+if (reused && 'name' in realNode) {
+  // The node has the operator image built when the cluster came up; the tests run this checkout's.
+  console.log(`# operator image loaded: ${await reused.loadImage(await controllerImage())}`);
+}
 if ('skipped' in realNode) {
   console.log(`# real-node tests not run: ${realNode.skipped}`);
   // CI's machine can run them: there, a missing real node is a broken harness, not a reason to skip.

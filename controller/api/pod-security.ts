@@ -8,3 +8,6 @@ export const restrictedPodSecurity = { runAsNonRoot: true, runAsUser: unprivileg
   seccompProfile: { type: 'RuntimeDefault' } };
 
 export const restrictedContainerSecurity = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+
+/** Requests for the scheduler and a memory limit, for a small web container whose spec names none. */
+export const smallContainerResources = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } };

@@ -4,7 +4,10 @@
 // built from the package registries in place of these images (images/recipes.ts, sampleStandIns).
 import { k8s } from 'cdk8s-plus-27';
 import type { Construct } from 'constructs';
-import { restrictedContainerSecurity, restrictedPodSecurity } from './pod-security.ts';
+import { restrictedContainerSecurity, restrictedPodSecurity, smallContainerResources } from './pod-security.ts';
+
+const quantities = (values: Record<string, string>) =>
+  Object.fromEntries(Object.entries(values).map(([name, value]) => [name, k8s.Quantity.fromString(value)]));
 
 /** Adds an operator's example, with the workloads it acts on, to the samples chart. */
 export type SampleWriter = (scope: Construct) => void;
@@ -39,7 +42,6 @@ public class App {
 }
 `;
 
-
 export interface SampleAppOptions {
   port: number;
   /** Overrides the image's entrypoint. */
@@ -69,8 +71,8 @@ export function sampleApp(scope: Construct, name: string, image: string, options
           securityContext: restrictedPodSecurity,
           containers: [{ name: 'app', image, ...options.command ? { command: options.command } : {},
             ports: [{ containerPort: options.port }], securityContext: restrictedContainerSecurity,
-            resources: { requests: { cpu: k8s.Quantity.fromString('10m'), memory: k8s.Quantity.fromString('64Mi') },
-              limits: { memory: k8s.Quantity.fromString('256Mi') } },
+            resources: { requests: quantities(smallContainerResources.requests),
+              limits: quantities(smallContainerResources.limits) },
             ...mounts.length ? { volumeMounts: mounts } : {} }],
           ...volumes.length ? { volumes } : {},
         },

@@ -87,8 +87,8 @@ export async function installOffline(dir: string, app: Manifest, tarball: string
   await run('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, timeout: 5 * 60_000 });
 }
 
-/** The Node 22 release the package is tested under besides the pinned Node 24 (package.json's engines allow both). */
-export const nodeLts22 = '22.23.3';
+/** The oldest Node 22 release package.json's engines allow: the package is tested under it besides the pinned Node 24. */
+export const nodeLts22 = '22.15.0';
 
 /** The directory holding `node` of that release, installed from the npm registry once and kept in the cache. */
 export async function nodeRelease(version: string): Promise<string> {

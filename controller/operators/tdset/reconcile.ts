@@ -1,7 +1,7 @@
 // TDSet: a Deployment (and optionally a Service) whose replicas follow the schedule, requeued exactly at the next
 // window boundary. Objects of the same name it does not own are reported and left alone; an invalid spec is
 // reported and changes nothing.
-import { restrictedContainerSecurity, restrictedPodSecurity } from '../../api/pod-security.ts';
+import { restrictedContainerSecurity, restrictedPodSecurity, smallContainerResources } from '../../api/pod-security.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
@@ -34,9 +34,6 @@ export function labelsFor(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': name, [managedBy]: 'keelson' };
 }
 
-/** Requests for the scheduler and a memory limit, since the seed's spec names no resources. */
-export const containerResources = { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } };
-
 export function deploymentFor(tdset: TDSetResource & Owner, spec: TDSetSpec, replicas: number): Deployment {
   const labels = labelsFor(tdset.metadata.name);
   const selector = { 'app.kubernetes.io/name': labels['app.kubernetes.io/name']!,
@@ -50,9 +47,12 @@ export function deploymentFor(tdset: TDSetResource & Owner, spec: TDSetSpec, rep
       selector: { matchLabels: selector },
       template: {
         metadata: { labels },
-        spec: { securityContext: restrictedPodSecurity, containers: [{ name: 'app', image: spec.container.image,
+        spec: { securityContext: { ...restrictedPodSecurity,
+          ...spec.container.runAsUser ? { runAsUser: spec.container.runAsUser } : {},
+          ...spec.container.runAsGroup ? { runAsGroup: spec.container.runAsGroup } : {} },
+        containers: [{ name: 'app', image: spec.container.image,
           ports: [{ name: 'http', containerPort: spec.container.port, protocol: 'TCP' }],
-          securityContext: restrictedContainerSecurity, resources: containerResources }] },
+          securityContext: restrictedContainerSecurity, resources: spec.container.resources ?? smallContainerResources }] },
       },
     } as Deployment['spec'],
   };

@@ -1,6 +1,7 @@
 import { statusOf } from '../../api/common.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
-import { array, integer, object, string, type Infer } from '../../api/schema.ts';
+import { restrictedPodSecurity, smallContainerResources, unprivilegedUser } from '../../api/pod-security.ts';
+import { array, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 
 const hour = (description: string) => integer({ description, minimum: 0, maximum: 23, required: true });
 const port = (description: string) => integer({ description, minimum: 1, maximum: 65535, required: true });
@@ -22,9 +23,21 @@ export const tdsetSpec = object({
     image: string({ description: 'The container image, e.g. crccheck/hello-world:v1.0.0.', required: true,
       minLength: 1, maxLength: 1024 }),
     port: port('The port the container listens on; named "http" in the Deployment.'),
-  }, { description: 'The one container each replica runs, as the restricted Pod Security Standard asks: as user ' +
-    '65532, no privilege escalation, no capabilities, the runtime\'s seccomp profile; requests 10m CPU and 64Mi, ' +
-    'limit 256Mi of memory.', required: true }),
+    runAsUser: integer({ description: `The user the container runs as; never root. Default ${unprivilegedUser}.`,
+      minimum: 1, maximum: 2147483647 }),
+    runAsGroup: integer({ description: `The group the container runs as; never root. Default ${unprivilegedUser}.`,
+      minimum: 1, maximum: 2147483647 }),
+    resources: object({
+      requests: map(quantity({ description: 'A quantity, e.g. 100m or 128Mi.' }),
+        { description: 'What the scheduler sets aside, by resource name.', maxProperties: 16 }),
+      limits: map(quantity({ description: 'A quantity, e.g. 100m or 128Mi.' }),
+        { description: 'What the container may use at most, by resource name.', maxProperties: 16 }),
+    }, { description: `The container's resources, in place of the default (requests ` +
+      `${Object.entries(smallContainerResources.requests).map(([k, v]) => `${k} ${v}`).join(', ')}; limits ` +
+      `${Object.entries(smallContainerResources.limits).map(([k, v]) => `${k} ${v}`).join(', ')}).` }),
+  }, { description: 'The one container each replica runs, as the restricted Pod Security Standard asks: not as ' +
+    `root, no privilege escalation, no capabilities, the ${restrictedPodSecurity.seccompProfile.type} seccomp profile.`,
+  required: true }),
   service: object({
     port: port('The Service port; it targets the container port.'),
   }, { description: 'When set, a Service of the same name exposes the container port; removing it deletes the Service.' }),
