@@ -1,4 +1,5 @@
 // npm run cluster -- up | down | status | env | load <image>...
+// The cluster lives in .cluster/, or in KEELSON_CLUSTER_DIR (where `npm test` runs its own).
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { importImage } from './node/node.ts';
 import { clusterImages } from '../images/recipes.ts';
 import { releaseImage } from '../controller/api/release.ts';
 
-const dir = join(repoRoot, '.cluster');
+const dir = process.env.KEELSON_CLUSTER_DIR || join(repoRoot, '.cluster');
 
 async function up(): Promise<void> {
   const running = LocalCluster.attach(dir);

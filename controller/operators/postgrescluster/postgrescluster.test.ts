@@ -202,10 +202,15 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
   it('fails with NoBackup, deleting nothing, when every member and its data are gone and there is no backup', async () => {
     await patch({ storage: { keepOnScaleDown: false } });
     await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/member', '--wait=false');
+    // The claims go once their pods have, after the members' 30 s grace period, which kwok waits out as a kubelet
+    // would; a busy run has taken longer than 60 s in all.
     const s = await waitFor('phase Failed', async () => {
       const st = await status();
       return st?.phase === 'Failed' ? st : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: 120_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}; last Ready: ${JSON.stringify((await status())?.conditions
+        ?.find((c: any) => c.type === 'Ready'))}`);
+    });
     assert.equal(s.conditions.find((c: any) => c.type === 'Ready').reason, 'NoBackup');
     assert.deepEqual(await livePods(), []);
   });
