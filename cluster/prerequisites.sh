@@ -3,7 +3,7 @@
 # is possible: on Linux as root with apt-get. Elsewhere it says in one line what to install and returns, and the local
 # cluster runs on simulated nodes only. Installs only what is missing, so a second run does nothing.
 #   prerequisites.sh [start|cluster|test] [--dry-run]
-#     cluster    the real node: images, pod networking, runc's build (npm run cluster)
+#     cluster    the real node: images, pod networking, runc's build, the JDK for the JVM sample (npm run cluster)
 #     start      the same, unless $KUBECONFIG names a cluster to run against (npm start)
 #     test       that, and what the tests run on the host: a JDK, PostgreSQL's server binaries, openssl (npm test, CI)
 #     --dry-run  say what would be installed, install nothing
@@ -35,7 +35,9 @@ fi
 
 missing=()
 # command:Debian package
-needs=(mmdebstrap:mmdebstrap umoci:umoci ip:iproute2 iptables:iptables nft:nftables gcc:gcc pkg-config:pkg-config)
+# The JDK's javac compiles the JVM sample's stand-in image.
+needs=(mmdebstrap:mmdebstrap umoci:umoci ip:iproute2 iptables:iptables nft:nftables gcc:gcc pkg-config:pkg-config
+  javac:default-jdk-headless)
 if [ "$purpose" = test ]; then
   # A JDK's java and jcmd stand behind the JVM tests; useradd gives fixture processes users of their own.
   needs+=(openssl:openssl git:git java:default-jdk-headless jcmd:default-jdk-headless useradd:passwd)
