@@ -104,6 +104,16 @@ export class LocalCluster {
     return image.reference;
   }
 
+  /**
+   * Loads this checkout's operator image into a cluster it attached to: the node has the one built when the cluster
+   * came up, maybe from older sources. Undefined without a real node.
+   */
+  async refreshOperatorImage(): Promise<string | undefined> {
+    if ('skipped' in this.state.realNode) return undefined;
+    const { controllerImage } = await import('../images/recipes.ts');
+    return this.loadImage(await controllerImage());
+  }
+
   get kubectlPath(): string {
     return join(this.state.bin, 'kubectl');
   }

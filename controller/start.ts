@@ -36,6 +36,9 @@ if (!kubeconfig || kubeconfig === running?.state.kubeconfig) {
   if (cluster) {
     console.error(`using the local cluster started by npm run cluster -- up: ${cluster.state.server}; kubeconfig ` +
       cluster.state.kubeconfig);
+    // PostgreSQL members run their agent from the operator's image: this checkout's.
+    const loaded = await cluster.refreshOperatorImage();
+    if (loaded) console.error(`loaded ${loaded} into the node`);
   } else {
     console.error('no KUBECONFIG: starting a local control plane (npm run cluster -- up keeps one running)');
     cluster = await LocalCluster.start();
@@ -45,12 +48,7 @@ if (!kubeconfig || kubeconfig === running?.state.kubeconfig) {
       ('name' in realNode ? `pods run on the real node ${realNode.name}` : `no real node (${realNode.skipped})`));
   }
   kubeconfig = cluster.state.kubeconfig;
-  if ('name' in cluster.state.realNode) {
-    useSamples = cluster;
-    // PostgreSQL members run their agent from the operator's image: this checkout's, not the one built at `up`.
-    const { controllerImage } = await import('../images/recipes.ts');
-    console.error(`loaded ${await cluster.loadImage(await controllerImage())} into the node`);
-  }
+  if ('name' in cluster.state.realNode) useSamples = cluster;
   else console.error('the samples need the real node: dist/samples/ is not applied');
 }
 

@@ -11,7 +11,6 @@ import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { buildBinaries } from '../cluster/build.ts';
 import { LocalCluster } from '../cluster/cluster.ts';
-import { controllerImage } from '../images/recipes.ts';
 import { realNodeUnsupported } from '../cluster/node/host.ts';
 import { userLeases } from './support/jvm.ts';
 import { repoRoot } from '../cluster/paths.ts';
@@ -72,10 +71,8 @@ const cluster = reused ?? (await LocalCluster.start());
 console.log(`# local cluster ${reused ? 'reused' : `started in ${((Date.now() - started) / 1000).toFixed(1)}s`}: ` +
   `${cluster.state.server} (Kubernetes ${cluster.state.version})`);
 const { realNode } = cluster.state;
-if (reused && 'name' in realNode) {
-  // The node has the operator image built when the cluster came up; the tests run this checkout's.
-  console.log(`# operator image loaded: ${await reused.loadImage(await controllerImage())}`);
-}
+const refreshed = await reused?.refreshOperatorImage();
+if (refreshed) console.log(`# operator image loaded: ${refreshed}`);
 if ('skipped' in realNode) {
   console.log(`# real-node tests not run: ${realNode.skipped}`);
   // CI's machine can run them: there, a missing real node is a broken harness, not a reason to skip.
