@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pins the control plane to one Kubernetes release: rewrites k8s/go.mod so that every staging module that
 # k8s.io/kubernetes replaces with a local path comes from the module proxy at the matching v0.Y.Z.
+# Then raises the volume provisioner's shared dependencies to the same versions.
 # Usage: cluster/pin.sh v1.35.4
 set -euo pipefail
 version=${1:?usage: pin.sh vMAJOR.MINOR.PATCH}
@@ -25,3 +26,22 @@ staging_version="v0.${version#v1.}"
 } > "$here/k8s/go.mod"
 rm -f "$here/k8s/go.sum"
 (cd "$here/k8s" && go mod tidy)
+
+# The volume provisioner is an old module: raised to the control plane's versions of the modules both use, it shares
+# their compiled packages (Go's build cache), which takes a minute off a cold build. A raise can bring in modules
+# that need raising in turn: repeat until nothing changes.
+k8s_versions=$(cd "$here/k8s" && go list -m all | awk 'NF >= 2 {print $1, $2}')
+cd "$here/node/storage"
+for _ in 1 2 3 4 5; do
+  raised=no
+  while read -r module current; do
+    wanted=$(awk -v m="$module" '$1 == m {print $2}' <<<"$k8s_versions")
+    if [ -n "$wanted" ] && [ "$wanted" != "$current" ] &&
+      [ "$(printf '%s\n%s\n' "$current" "$wanted" | sort -V | tail -n 1)" = "$wanted" ]; then
+      go mod edit -require="$module@$wanted"
+      raised=yes
+    fi
+  done < <(go list -m all | awk 'NF == 2')
+  go mod tidy
+  [ "$raised" = yes ] || break
+done
