@@ -4,7 +4,8 @@
 #   build.sh                 the control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 #                            kubectl, kwok
 #   build.sh node            a real node: kubelet, kube-proxy, containerd (with its runc shim and ctr), runc,
-#                            CoreDNS, local-path-provisioner, and the pause program of the pods' sandboxes
+#                            CoreDNS, local-path-provisioner, the pause program of the pods' sandboxes, and
+#                            versitygw, the S3-compatible object store beside it
 # Set KEELSON_CLUSTER_BIN (or KEELSON_NODE_BIN) to use binaries you already have instead.
 set -euo pipefail
 
@@ -19,8 +20,9 @@ case "$set_name" in
     commands=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok) ;;
   node)
     override=${KEELSON_NODE_BIN:-}
-    modules=(k8s node/runtime node/runc node/coredns node/storage)
-    commands=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns local-path-provisioner pause) ;;
+    modules=(k8s node/runtime node/runc node/coredns node/storage node/objectstore)
+    commands=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns local-path-provisioner pause
+      versitygw) ;;
   *) echo "usage: build.sh [control-plane|node]" >&2; exit 2 ;;
 esac
 if [ -n "$override" ]; then
@@ -84,6 +86,8 @@ else
   build node/coredns -ldflags "-s -w" -o "$staging/coredns" .
   step "building local-path-provisioner"
   build node/storage -ldflags "-s -w" -o "$staging/local-path-provisioner" github.com/rancher/local-path-provisioner
+  step "building versitygw"
+  build node/objectstore -ldflags "-s -w" -o "$staging/versitygw" github.com/versity/versitygw/cmd/versitygw
   # The sandbox's pause program ships as C source in the kubernetes module; a static build needs no image base.
   step "building pause"
   k8s_dir=$(cd "$here/k8s" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)

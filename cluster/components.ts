@@ -30,6 +30,8 @@ export interface ComponentSpec {
   args: string[];
   /** URL whose 200 answer means the component is ready (none: started is ready). */
   health?: string;
+  /** Added to the environment it inherits. */
+  env?: Record<string, string>;
 }
 
 const loopback = '127.0.0.1';

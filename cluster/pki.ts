@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { objectStoreNames } from './node/objectstore.ts';
 
 const run = promisify(execFile);
 
@@ -28,6 +29,8 @@ export interface NodePki {
   /** The kubelet's serving certificate, for its address on the cluster's bridge. */
   kubeletServing: { cert: string; key: string };
   kubeProxy: { cert: string; key: string };
+  /** The object store's serving certificate. */
+  objectStore: { cert: string; key: string };
 }
 
 const apiserverNames = [
@@ -97,7 +100,10 @@ export async function makePki(dir: string, node?: { name: string; ip: string }):
     issue(dir, 'node-kubelet-serving', `/CN=${node.name}`,
       [...leaf, 'extendedKeyUsage=serverAuth', `subjectAltName=DNS:${node.name},IP:${node.ip}`], ca),
     issue(dir, 'node-kube-proxy', '/CN=system:kube-proxy', client, ca),
-  ]).then(([kubeletClient, kubeletServing, kubeProxy]) => ({ kubeletClient, kubeletServing, kubeProxy }));
+    issue(dir, 'node-objectstore', '/CN=objectstore', [...leaf, 'extendedKeyUsage=serverAuth',
+      `subjectAltName=${objectStoreNames.join(',')}`], ca),
+  ]).then(([kubeletClient, kubeletServing, kubeProxy, objectStore]) =>
+    ({ kubeletClient, kubeletServing, kubeProxy, objectStore }));
   return {
     ...(nodePki ? { node: nodePki } : {}),
     caCert: ca.cert,

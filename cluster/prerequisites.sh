@@ -5,7 +5,7 @@
 #   prerequisites.sh [start|cluster|test] [--dry-run]
 #     cluster    the real node: images, pod networking, runc's build, the JDK for the JVM sample (npm run cluster)
 #     start      the same, unless $KUBECONFIG names a cluster to run against (npm start)
-#     test       that, and what the tests run on the host: a JDK, PostgreSQL's server binaries, openssl (npm test, CI)
+#     test       that, and what the tests run on the host: a JDK, PostgreSQL's server binaries, git (npm test, CI)
 #     --dry-run  say what would be installed, install nothing
 set -euo pipefail
 
@@ -35,12 +35,13 @@ fi
 
 missing=()
 # command:Debian package
-# The JDK's javac compiles the JVM sample's stand-in image.
+# The JDK's javac compiles the JVM sample's stand-in image; openssl makes the cluster's certificates, and curl signs
+# the object store's first request.
 needs=(mmdebstrap:mmdebstrap umoci:umoci ip:iproute2 iptables:iptables nft:nftables gcc:gcc pkg-config:pkg-config
-  javac:default-jdk-headless)
+  javac:default-jdk-headless openssl:openssl curl:curl)
 if [ "$purpose" = test ]; then
   # A JDK's java and jcmd stand behind the JVM tests; useradd gives fixture processes users of their own.
-  needs+=(openssl:openssl git:git java:default-jdk-headless jcmd:default-jdk-headless useradd:passwd)
+  needs+=(git:git java:default-jdk-headless jcmd:default-jdk-headless useradd:passwd)
 fi
 for need in "${needs[@]}"; do
   command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need#*:}")

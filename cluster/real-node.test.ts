@@ -1,12 +1,16 @@
 // The real node as a user meets it: containers that run, logs, exec, debug containers, crash loops, volumes that
-// keep data, Services and DNS between pods.
+// keep data, Services and DNS between pods, the object store.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../test/support/cluster.ts';
 import { javaAppImage, postgresImage } from '../images/recipes.ts';
 import { isReady, waitForPod, withoutRealNode } from '../test/support/real-node.ts';
 import { waitFor } from './wait.ts';
+import { s3Request, type ObjectStore } from './node/objectstore.ts';
 
+const runFile = promisify(execFile);
 const cluster = testCluster();
 const tools = 'keelson.local/tools:1';
 let namespace: string;
@@ -116,6 +120,25 @@ describe('the real node', { skip: withoutRealNode(cluster) }, () => {
       return result.code === 0 ? result.stdout : undefined;
     }, { timeoutMs: 60_000 });
     assert.equal(page, '<pre>Hello World</pre>\n');
+  });
+
+  it('serves an S3 bucket to signed requests only, from this machine and through its Service from pods', async () => {
+    const { objectStore: store } = cluster.state.realNode as { objectStore: ObjectStore };
+    const key = `/${store.bucket}/${namespace}/greeting`;
+    await s3Request(store, 'PUT', key, 'hello from the object store');
+    assert.equal(await s3Request(store, 'GET', key), 'hello from the object store');
+    assert.match(await s3Request(store, 'GET', `/${store.bucket}?list-type=2&prefix=${encodeURIComponent(`${namespace}/`)}`),
+      new RegExp(`<Key>${namespace}/greeting</Key>`));
+    // Verified against the cluster's CA, but unsigned: refused.
+    const unsigned = await runFile('curl', ['--silent', '--cacert', store.ca, '--write-out', '%{http_code}',
+      '--output', '/dev/null', `${store.hostEndpoint}${key}`]);
+    assert.equal(unsigned.stdout, '403');
+    await waitForPod(cluster, namespace, 'client', 'Running', running);
+    await waitFor('the object store to answer through its Service', async () => {
+      const result = await cluster.kubectl(['-n', namespace, 'exec', 'client', '--', 'sh', '-c',
+        `timeout 5 nc -w 3 ${new URL(store.endpoint).hostname} 443 </dev/null`], { allowFailure: true });
+      return result.code === 0 || undefined;
+    }, { timeoutMs: 60_000 });
   });
 
   it('runs PostgreSQL from Debian in the image built here, answering psql from another pod through its Service', async () => {

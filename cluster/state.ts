@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ports } from './components.ts';
+import type { ObjectStore } from './node/objectstore.ts';
 
 /** What a running local cluster's supervisor writes to `<dir>/state.json` once everything is ready. */
 export interface ClusterState {
@@ -14,7 +15,7 @@ export interface ClusterState {
   /** The kwok nodes. */
   nodes: string[];
   /** The real node, or why this cluster has none. */
-  realNode: { name: string; bin: string; containerdSocket: string } | { skipped: string };
+  realNode: { name: string; bin: string; containerdSocket: string; objectStore: ObjectStore } | { skipped: string };
   version: string;
   pids: Record<string, number>;
   logs: Record<string, string>;

@@ -19,6 +19,7 @@ import { buildImage } from '../images/oci.ts';
 import { buildBinaries } from './build.ts';
 import { controllerImage, helloWorldImage, pauseImage, toolsImage } from '../images/recipes.ts';
 import { nodeNetwork, realNodeUnsupported, sweepHost, takeNode } from './node/host.ts';
+import { createBucket, objectStoreComponent, objectStoreObjects, type ObjectStore } from './node/objectstore.ts';
 import {
   containerdSocket, importImage, nodeAddonObjects, nodeComponents, realNodeName, type NodePorts,
 } from './node/node.ts';
@@ -92,7 +93,8 @@ class Supervisor {
   }
 
   private async launch(spec: ComponentSpec, env?: NodeJS.ProcessEnv): Promise<void> {
-    const proc = new ManagedProcess(spec.name, spec.command, spec.args, join(this.layout.dir, 'logs', `${spec.name}.log`), env);
+    const proc = new ManagedProcess(spec.name, spec.command, spec.args, join(this.layout.dir, 'logs', `${spec.name}.log`),
+      spec.env ? { ...(env ?? process.env), ...spec.env } : env);
     this.processes.push(proc);
     proc.start();
     const { health } = spec;
@@ -112,9 +114,9 @@ class Supervisor {
   /**
    * containerd with the node's images, the kubelet, then the Services, DNS and storage that pods expect. The images
    * include the operator's own, under the reference dist/ and the chart name, so that their installs work here
-   * unchanged, as after `kind load`.
+   * unchanged, as after `kind load`. Last, the object store.
    */
-  private async startNode(node: RealNode): Promise<void> {
+  private async startNode(node: RealNode): Promise<ObjectStore> {
     const { layout } = this;
     const images = Promise.all([pauseImage(join(node.bin, 'pause')), toolsImage, helloWorldImage, controllerImage()]
       .map(async (recipe) => buildImage(await recipe, progress)));
@@ -133,6 +135,12 @@ class Supervisor {
       realNodeName, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')) === 'True', { timeoutMs: 120_000 });
     progress(`node ${realNodeName} Ready`);
     for (const addon of addons) await this.launch(addon);
+    const { component, store } = await objectStoreComponent({ dir: layout.dir, bin: node.bin,
+      port: node.ports.objectStore, ca: layout.pki.caCert, tls: layout.pki.node!.objectStore });
+    await this.launch(component);
+    await this.apply(await objectStoreObjects(store, node.ports.objectStore));
+    await createBucket(store);
+    return store;
   }
 
   async start(): Promise<ClusterState> {
@@ -156,7 +164,7 @@ class Supervisor {
     // Pods are refused in a namespace until the controller-manager has made its default ServiceAccount.
     await waitFor('the default ServiceAccount', () => this.kubectl('get', 'serviceaccount', 'default', '-n', 'default'),
       { timeoutMs: 60_000 });
-    if (!('skipped' in node)) await this.startNode(node);
+    const objectStore = 'skipped' in node ? undefined : await this.startNode(node);
 
     const version = JSON.parse(await this.kubectl('version', '-o', 'json')).serverVersion.gitVersion as string;
     const state: ClusterState = {
@@ -169,7 +177,7 @@ class Supervisor {
       ports: layout.ports,
       nodes: [...nodeNames],
       realNode: 'skipped' in node ? node
-        : { name: realNodeName, bin: node.bin, containerdSocket: containerdSocket(layout.dir) },
+        : { name: realNodeName, bin: node.bin, containerdSocket: containerdSocket(layout.dir), objectStore: objectStore! },
       version,
       pids: Object.fromEntries(this.processes.map((p) => [p.name, p.pid ?? -1])),
       logs: Object.fromEntries(this.processes.map((p) => [p.name, p.logFile])),
@@ -212,7 +220,7 @@ async function main(): Promise<void> {
     const nodeBin = await buildBinaries('node');
     const { heldBy } = await takeNode(dir, nodeBin);
     node = heldBy ? { skipped: heldBy } : { bin: nodeBin, ports: await freePorts(['kubelet', 'kubeletHealth',
-      'containerdMetrics', 'kubeProxyHealth', 'kubeProxyMetrics', 'dnsHealth', 'dnsReady'] as const) };
+      'containerdMetrics', 'kubeProxyHealth', 'kubeProxyMetrics', 'dnsHealth', 'dnsReady', 'objectStore'] as const) };
   }
   const real = !('skipped' in node);
   const address = real ? nodeNetwork.ip : '127.0.0.1';

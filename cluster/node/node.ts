@@ -26,6 +26,7 @@ export interface NodePorts {
   kubeProxyMetrics: number;
   dnsHealth: number;
   dnsReady: number;
+  objectStore: number;
 }
 
 export interface NodeLayout {
