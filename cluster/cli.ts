@@ -18,6 +18,9 @@ async function up(): Promise<void> {
   const running = LocalCluster.attach(dir);
   if (running) {
     console.log(`already running: ${running.state.server} (Kubernetes ${running.state.version})`);
+    // Its node may hold an operator image built from older sources.
+    const loaded = await running.refreshOperatorImage();
+    if (loaded) console.log(`the node holds this checkout's operator image ${loaded}`);
     return;
   }
   await rm(dir, { recursive: true, force: true });

@@ -105,8 +105,8 @@ export class LocalCluster {
   }
 
   /**
-   * Loads this checkout's operator image into a cluster it attached to: the node has the one built when the cluster
-   * came up, maybe from older sources. Undefined without a real node.
+   * Loads this checkout's operator image into the node, which has the one built when the cluster came up, maybe from
+   * older sources (a cluster just started needs none). Undefined without a real node.
    */
   async refreshOperatorImage(): Promise<string | undefined> {
     if ('skipped' in this.state.realNode) return undefined;

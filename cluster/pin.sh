@@ -27,21 +27,23 @@ staging_version="v0.${version#v1.}"
 rm -f "$here/k8s/go.sum"
 (cd "$here/k8s" && go mod tidy)
 
-# The volume provisioner is an old module: raised to the control plane's versions of the modules both use, it shares
-# their compiled packages (Go's build cache), which takes a minute off a cold build. A raise can bring in modules
-# that need raising in turn: repeat until nothing changes.
+# The volume provisioner is an old module: its dependencies that the control plane uses too are required at the
+# control plane's versions, so that it shares their compiled packages (Go's build cache), which takes a minute off a
+# cold build. Minimal version selection keeps any higher version another dependency needs; a requirement can bring in
+# modules that are shared too, so this repeats until go.mod no longer changes.
 k8s_versions=$(cd "$here/k8s" && go list -m all | awk 'NF >= 2 {print $1, $2}')
 cd "$here/node/storage"
-for _ in 1 2 3 4 5; do
-  raised=no
-  while read -r module current; do
+for round in 1 2 3 4 5 6; do
+  before=$(sha256sum go.mod)
+  used=$(go list -deps -f '{{with .Module}}{{.Path}}{{end}}' github.com/rancher/local-path-provisioner | sort -u)
+  for module in $used; do
     wanted=$(awk -v m="$module" '$1 == m {print $2}' <<<"$k8s_versions")
-    if [ -n "$wanted" ] && [ "$wanted" != "$current" ] &&
-      [ "$(printf '%s\n%s\n' "$current" "$wanted" | sort -V | tail -n 1)" = "$wanted" ]; then
-      go mod edit -require="$module@$wanted"
-      raised=yes
-    fi
-  done < <(go list -m all | awk 'NF == 2')
+    [ -z "$wanted" ] || go mod edit -require="$module@$wanted"
+  done
   go mod tidy
-  [ "$raised" = yes ] || break
+  [ "$(sha256sum go.mod)" != "$before" ] || break
+  if [ "$round" = 6 ]; then
+    echo "pin.sh: node/storage's requirements did not settle" >&2
+    exit 1
+  fi
 done

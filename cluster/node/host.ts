@@ -67,7 +67,7 @@ async function readRecord(): Promise<HostRecord | undefined> {
 export function realNodeUnsupported(): string | undefined {
   if (process.platform !== 'linux') return `a real node needs Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return 'a real node needs root (it sets up a bridge, mounts and cgroups)';
-  for (const tool of ['iptables', 'ip', 'mmdebstrap', 'umoci']) {
+  for (const tool of ['iptables', 'ip', 'mmdebstrap', 'umoci', 'curl']) {
     if (!['/usr/sbin', '/usr/bin', '/sbin', '/bin'].some((d) => existsSync(join(d, tool)))) {
       return `a real node needs ${tool} (apt-get install ${tool === 'ip' ? 'iproute2' : tool})`;
     }

@@ -61,6 +61,7 @@ export async function objectStoreComponent(layout: ObjectStoreLayout):
 Promise<{ component: ComponentSpec; store: ObjectStore }> {
   const files = storeDir(layout.dir);
   await mkdir(join(files, 'data'), { recursive: true, mode: 0o700 });
+  await mkdir(join(files, 'metadata'), { recursive: true, mode: 0o700 });
   const credentials: ObjectStoreCredentials = {
     accessKeyId: `keelson${randomBytes(6).toString('hex')}`,
     secretAccessKey: randomBytes(24).toString('base64url'),
@@ -72,7 +73,9 @@ Promise<{ component: ComponentSpec; store: ObjectStore }> {
     component: {
       name: 'objectstore', command: join(layout.bin, 'versitygw'),
       args: ['--port', `${nodeNetwork.ip}:${layout.port}`, '--cert', layout.tls.cert, '--key', layout.tls.key,
-        '--region', region, '--health', '/health', 'posix', join(files, 'data')],
+        // Metadata in files beside the data: the posix backend's default, extended attributes, is missing where
+        // the cluster's folder is on tmpfs (before Linux 6.6), NFS or ZFS without xattrs.
+        '--region', region, '--health', '/health', 'posix', '--sidecar', join(files, 'metadata'), join(files, 'data')],
       // In the environment, not the arguments, which anyone on the machine can read.
       env: { ROOT_ACCESS_KEY_ID: credentials.accessKeyId, ROOT_SECRET_ACCESS_KEY: credentials.secretAccessKey },
       health: `${hostEndpoint}/health`,
@@ -99,9 +102,14 @@ export async function s3Request(store: ObjectStore, method: string, path: string
       '--aws-sigv4', `aws:amz:${store.region}:s3`, '-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD', '-X', method,
       ...(body === undefined ? [] : ['--data-binary', `@${join(scratch, 'body')}`]), `${store.hostEndpoint}${path}`],
     { timeout: 30_000 });
+    // curl may exit before reading its input (EPIPE); its exit status says what happened.
+    request.child.stdin!.on('error', () => {});
     request.child.stdin!.end(`user = "${accessKeyId}:${secretAccessKey}"\n`);
-    return (await request.catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`${method} ${path} on the object store failed: ${error.stderr?.trim()} ${error.stdout ?? ''}`.trim());
+    return (await request.catch((error: { code?: string | number; signal?: string; stdout?: string; stderr?: string }) => {
+      const cause = error.signal ? `curl was stopped by ${error.signal}` : typeof error.code === 'string'
+        ? `curl: ${error.code}` : `curl exited with ${error.code}`;
+      throw new Error(`${method} ${path} on the object store failed (${cause}): ${error.stderr?.trim() ?? ''} ` +
+        `${error.stdout ?? ''}`.trim());
     })).stdout;
   } finally {
     await rm(scratch, { recursive: true, force: true });
