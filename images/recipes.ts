@@ -106,10 +106,10 @@ export function pauseImage(pauseBinary: string): ImageRecipe {
   };
 }
 
-/** PostgreSQL 15 from Debian, run as postgres (999); BusyBox gives the member scripts their shell and tools. */
+/** PostgreSQL 15 and pgBackRest from Debian, run as postgres (999); BusyBox gives the member scripts their shell and tools. */
 export const postgresImage: ImageRecipe = {
   reference: 'keelson.local/postgresql:15',
-  debianPackages: ['postgresql-15', 'busybox-static'],
+  debianPackages: ['postgresql-15', 'pgbackrest', 'busybox-static'],
   inputs: async () => [],
   populate: async (root) => {
     await users(root, ['postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh|postgres:x:999:']);

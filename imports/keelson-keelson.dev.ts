@@ -721,14 +721,14 @@ export interface PostgresClusterSpec {
   readonly antiAffinity?: boolean;
 
   /**
-   * Scheduled base backups into the cluster's backup volume.
+   * Scheduled base backups into the cluster's backup volume; with objectStore, continuous WAL archiving into an S3-compatible object store as well (pgBackRest).
    *
    * @schema PostgresClusterSpec#backup
    */
   readonly backup?: PostgresClusterSpecBackup;
 
   /**
-   * How a new cluster gets its data; default an empty database (initdb).
+   * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after.
    *
    * @schema PostgresClusterSpec#bootstrap
    */
@@ -824,11 +824,18 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Scheduled base backups into the cluster's backup volume.
+ * Scheduled base backups into the cluster's backup volume; with objectStore, continuous WAL archiving into an S3-compatible object store as well (pgBackRest).
  *
  * @schema PostgresClusterSpecBackup
  */
 export interface PostgresClusterSpecBackup {
+  /**
+   * An S3-compatible object store that receives every WAL segment as PostgreSQL completes it.
+   *
+   * @schema PostgresClusterSpecBackup#objectStore
+   */
+  readonly objectStore?: PostgresClusterSpecBackupObjectStore;
+
   /**
    * Base backups to keep.
    *
@@ -851,6 +858,7 @@ export interface PostgresClusterSpecBackup {
 export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'objectStore': toJson_PostgresClusterSpecBackupObjectStore(obj.objectStore),
     'retain': obj.retain,
     'schedule': obj.schedule,
   };
@@ -860,17 +868,24 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * How a new cluster gets its data; default an empty database (initdb).
+ * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after.
  *
  * @schema PostgresClusterSpecBootstrap
  */
 export interface PostgresClusterSpecBootstrap {
   /**
-   * Create the cluster from an existing backup.
+   * Create the cluster from an existing backup in a backup volume.
    *
    * @schema PostgresClusterSpecBootstrap#fromBackup
    */
-  readonly fromBackup: PostgresClusterSpecBootstrapFromBackup;
+  readonly fromBackup?: PostgresClusterSpecBootstrapFromBackup;
+
+  /**
+   * Create the cluster by point-in-time recovery from another cluster's archive in backup.objectStore (the same store and keys): its latest base backup before the target, then its WAL up to the target (default: all of it).
+   *
+   * @schema PostgresClusterSpecBootstrap#recovery
+   */
+  readonly recovery?: PostgresClusterSpecBootstrapRecovery;
 }
 
 /**
@@ -881,6 +896,7 @@ export function toJson_PostgresClusterSpecBootstrap(obj: PostgresClusterSpecBoot
   if (obj === undefined) { return undefined; }
   const result = {
     'fromBackup': toJson_PostgresClusterSpecBootstrapFromBackup(obj.fromBackup),
+    'recovery': toJson_PostgresClusterSpecBootstrapRecovery(obj.recovery),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -996,7 +1012,75 @@ export function toJson_PostgresClusterSpecStorage(obj: PostgresClusterSpecStorag
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Create the cluster from an existing backup.
+ * An S3-compatible object store that receives every WAL segment as PostgreSQL completes it.
+ *
+ * @schema PostgresClusterSpecBackupObjectStore
+ */
+export interface PostgresClusterSpecBackupObjectStore {
+  /**
+   * The bucket, which must exist.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#bucket
+   */
+  readonly bucket: string;
+
+  /**
+   * A ConfigMap with the CA certificates the store's certificate is verified against; default the system's.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#ca
+   */
+  readonly ca?: PostgresClusterSpecBackupObjectStoreCa;
+
+  /**
+   * The Secret holding the keys as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: never in the spec, logs or status.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#credentials
+   */
+  readonly credentials: PostgresClusterSpecBackupObjectStoreCredentials;
+
+  /**
+   * The store's HTTPS URL, e.g. https://s3.eu-west-1.amazonaws.com or https://minio.storage.svc:9000.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#endpoint
+   */
+  readonly endpoint: string;
+
+  /**
+   * Where in the bucket the cluster's archive lives; default /<namespace>/<name>. Two clusters must not share one.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#path
+   */
+  readonly path?: string;
+
+  /**
+   * The region requests are signed for.
+   *
+   * @schema PostgresClusterSpecBackupObjectStore#region
+   */
+  readonly region?: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecBackupObjectStore' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecBackupObjectStore(obj: PostgresClusterSpecBackupObjectStore | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'bucket': obj.bucket,
+    'ca': toJson_PostgresClusterSpecBackupObjectStoreCa(obj.ca),
+    'credentials': toJson_PostgresClusterSpecBackupObjectStoreCredentials(obj.credentials),
+    'endpoint': obj.endpoint,
+    'path': obj.path,
+    'region': obj.region,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Create the cluster from an existing backup in a backup volume.
  *
  * @schema PostgresClusterSpecBootstrapFromBackup
  */
@@ -1025,6 +1109,66 @@ export function toJson_PostgresClusterSpecBootstrapFromBackup(obj: PostgresClust
   const result = {
     'backup': obj.backup,
     'cluster': obj.cluster,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Create the cluster by point-in-time recovery from another cluster's archive in backup.objectStore (the same store and keys): its latest base backup before the target, then its WAL up to the target (default: all of it).
+ *
+ * @schema PostgresClusterSpecBootstrapRecovery
+ */
+export interface PostgresClusterSpecBootstrapRecovery {
+  /**
+   * Where its archive is in the bucket; default /<namespace>/<source>.
+   *
+   * @schema PostgresClusterSpecBootstrapRecovery#path
+   */
+  readonly path?: string;
+
+  /**
+   * The cluster whose archive to recover: its name, the stanza in the store. It need not exist any more.
+   *
+   * @schema PostgresClusterSpecBootstrapRecovery#source
+   */
+  readonly source: string;
+
+  /**
+   * Recover up to this WAL position (e.g. 0/3000148).
+   *
+   * @schema PostgresClusterSpecBootstrapRecovery#targetLSN
+   */
+  readonly targetLsn?: string;
+
+  /**
+   * Recover up to this restore point (pg_create_restore_point).
+   *
+   * @schema PostgresClusterSpecBootstrapRecovery#targetName
+   */
+  readonly targetName?: string;
+
+  /**
+   * Recover every transaction committed up to this time, and none after.
+   *
+   * @schema PostgresClusterSpecBootstrapRecovery#targetTime
+   */
+  readonly targetTime?: Date;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecBootstrapRecovery' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecBootstrapRecovery(obj: PostgresClusterSpecBootstrapRecovery | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'path': obj.path,
+    'source': obj.source,
+    'targetLSN': obj.targetLsn,
+    'targetName': obj.targetName,
+    'targetTime': obj.targetTime?.toISOString(),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1090,6 +1234,70 @@ export class PostgresClusterSpecStorageSize {
   private constructor(public readonly value: number | string) {
   }
 }
+
+/**
+ * A ConfigMap with the CA certificates the store's certificate is verified against; default the system's.
+ *
+ * @schema PostgresClusterSpecBackupObjectStoreCa
+ */
+export interface PostgresClusterSpecBackupObjectStoreCa {
+  /**
+   * The key holding the PEM certificates.
+   *
+   * @schema PostgresClusterSpecBackupObjectStoreCa#key
+   */
+  readonly key: string;
+
+  /**
+   * The ConfigMap in the cluster's namespace.
+   *
+   * @schema PostgresClusterSpecBackupObjectStoreCa#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecBackupObjectStoreCa' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecBackupObjectStoreCa(obj: PostgresClusterSpecBackupObjectStoreCa | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The Secret holding the keys as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: never in the spec, logs or status.
+ *
+ * @schema PostgresClusterSpecBackupObjectStoreCredentials
+ */
+export interface PostgresClusterSpecBackupObjectStoreCredentials {
+  /**
+   * The Secret in the cluster's namespace.
+   *
+   * @schema PostgresClusterSpecBackupObjectStoreCredentials#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecBackupObjectStoreCredentials' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecBackupObjectStoreCredentials(obj: PostgresClusterSpecBackupObjectStoreCredentials | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 
 /**

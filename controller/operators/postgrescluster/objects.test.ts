@@ -7,6 +7,35 @@ const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
 const spec = { size: 3, version: '17.2', paused: false, antiAffinity: true, nodeSelector: { disk: 'ssd' },
   storage: { size: '1Gi', keepOnScaleDown: true } } as any;
 
+describe('member pods of a cluster archiving into an object store', () => {
+  const objectStore = { endpoint: 'https://s3.example', bucket: 'pg', region: 'us-east-1', credentials: { name: 'keys' },
+    ca: { name: 'store-ca', key: 'ca.pem' } };
+  const archiving = { ...spec, backup: { schedule: '@daily', retain: 3, objectStore } };
+  const pod = (s: object) => memberPod(cluster, s as any, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+  const env = (p: any) => Object.fromEntries(p.spec.containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+
+  it('carry pgBackRest\'s settings, the store\'s CA mounted, and the revision they were made from', () => {
+    const archived = pod(archiving);
+    assert.equal(env(archived).PGBACKREST_REPO1_PATH, '/shop/db');
+    assert.deepEqual(env(archived).PGBACKREST_REPO1_S3_KEY_SECRET, { secretKeyRef: { name: 'keys', key: 'AWS_SECRET_ACCESS_KEY' } });
+    assert.ok(archived.spec.volumes.some((v: any) => v.configMap?.name === 'store-ca'));
+    assert.match(archived.metadata.annotations['keelson.dev/member-revision'], /^[0-9a-f]{16}$/);
+    assert.equal(env(archived).RECOVER_STANZA, undefined);
+    const plain = pod(spec);
+    assert.equal(env(plain).PGBACKREST_STANZA, undefined);
+    assert.equal(plain.metadata.annotations['keelson.dev/member-revision'], undefined);
+  });
+
+  it('recover another cluster\'s archive to the target when made by point-in-time recovery', () => {
+    const recovered = env(pod({ ...archiving, bootstrap: { recovery: { source: 'old', targetTime: '2026-11-26T02:00:00Z' } } }));
+    assert.equal(recovered.RECOVER_STANZA, 'old');
+    assert.equal(recovered.RECOVER_PATH, '/shop/old');
+    assert.equal(recovered.RECOVER_TARGET_TYPE, 'time');
+    assert.equal(recovered.RECOVER_TARGET, '2026-11-26 02:00:00+00');
+    assert.equal(env(pod({ ...archiving, bootstrap: { recovery: { source: 'old' } } })).RECOVER_TARGET, undefined);
+  });
+});
+
 describe('member pods', () => {
   const pod = memberPod(cluster, spec, 'db-0001', { role: 'replica', agentImage: 'keelson/controller:1.2.3' }) as any;
   const container = pod.spec.containers[0];

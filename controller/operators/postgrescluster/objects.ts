@@ -11,6 +11,7 @@ import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort, fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
+import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -21,6 +22,8 @@ export const clusterLabel = 'keelson.dev/postgrescluster';
 export const memberLabel = 'keelson.dev/member';
 export const roleLabel = 'keelson.dev/role';
 export const versionAnnotation = 'keelson.dev/postgres-version';
+/** What else a member was made from (archive.ts's archiveRevision), where that is anything. */
+export const revisionAnnotation = 'keelson.dev/member-revision';
 const postgresUid = 999;
 const scriptsDir = '/keelson';
 const pgdata = '/var/lib/postgresql/data/pgdata';
@@ -223,6 +226,16 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'MAX_SLOT_WAL_KEEP_SIZE', value: retention.maxSlotWalKeepSize },
     ...secretEnv(name),
   ];
+  const store = spec.backup?.objectStore;
+  if (store) {
+    env.push(...pgBackRestEnv(cluster, store, spec.backup!.retain, { pgdata, socketDir: '/var/run/postgresql', port }));
+    if (spec.bootstrap?.recovery) env.push(...recoveryEnv(cluster, spec.bootstrap.recovery));
+    const ca = caVolume(store);
+    if (ca) {
+      volumes.push(ca.volume);
+      mounts.push(ca.mount);
+    }
+  }
   if (restoreFrom) {
     volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });
     mounts.push({ name: 'backups', mountPath: backupsDir, readOnly: true });
@@ -235,7 +248,8 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { ...metadata(cluster, member, { [memberLabel]: member, [roleLabel]: role }),
-      annotations: { [versionAnnotation]: spec.version } },
+      annotations: { [versionAnnotation]: spec.version,
+        ...(archiveRevision(cluster, spec) ? { [revisionAnnotation]: archiveRevision(cluster, spec) } : {}) } },
     spec: {
       hostname: member, subdomain: names.members(name),
       serviceAccountName: names.agent(name), automountServiceAccountToken: false,

@@ -5,12 +5,12 @@ import { bestCandidate, choosePromotion, failoverTimeoutMs, memberName, nextStep
   votersAfter, wantedSlots, wantedSynchronous, type Member, type MemberPod, type Observed } from './plan.ts';
 
 const pod = (role: MemberPod['role'], extra: Partial<MemberPod> = {}): MemberPod =>
-  ({ phase: 'Running', ready: true, role, version: '17.2', deleting: false, ...extra });
+  ({ phase: 'Running', ready: true, role, version: '17.2', revision: '', deleting: false, ...extra });
 const member = (index: number, memberPod?: MemberPod): Member =>
   ({ name: memberName('db', index), index, claim: true, ...(memberPod ? { pod: memberPod } : {}) });
 /** What is observed; the slots recorded, where not given, are those the recorded primary should keep. */
 const observed = (members: Member[], extra: Partial<Observed> = {}): Observed => {
-  const o: Observed = { cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', paused: false,
+  const o: Observed = { cluster: 'db', size: 3, nextIndex: members.length, version: '17.2', revision: '', paused: false,
     keepVolumeOnScaleDown: true, members, strangers: [], terminating: [], primary: members.length ? 'db-0000' : undefined,
     backupAvailable: false, bootstrapFromBackup: false, primaryLostForMs: 0, synchronousReplicas: 0, stuckAfterMs: 300_000,
     synchronous: { primary: 'db-0000', quorum: 0, standbys: [] }, ...extra };
@@ -249,6 +249,16 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed([member(0, old('primary')), member(1, pod('replica')), member(2, pod('replica'))])),
       { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
     assert.deepEqual(nextStep(observed([member(0, old('primary'))], { size: 1 })), { kind: 'upgrade-member', member: 'db-0000' });
+  });
+
+  it('restarts members made from other archive settings the same way, one at a time', () => {
+    const archiving = { revision: 'a1' };
+    assert.deepEqual(nextStep(observed(healthy(), archiving)), { kind: 'upgrade-member', member: 'db-0001' });
+    const replicasDone = [member(0, pod('primary')), member(1, pod('replica', archiving)), member(2, pod('replica', archiving))];
+    assert.deepEqual(nextStep(observed(replicasDone, archiving)),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    assert.deepEqual(nextStep(observed(healthy().map((m) => ({ ...m, pod: { ...m.pod!, ...archiving } })), archiving)),
+      { kind: 'steady' });
   });
 
   it('recovers from the latest backup when every member and its data are gone, and fails without one', () => {

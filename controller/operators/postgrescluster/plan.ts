@@ -18,6 +18,8 @@ export interface MemberPod {
   role: Role;
   /** The PostgreSQL version its image runs. */
   version: string;
+  /** What else it was made from (archive.ts's archiveRevision); '' for nothing. */
+  revision: string;
   deleting: boolean;
   /** How long it has been Pending, starting or going away, on this process's monotonic clock; unset when it is not. */
   busyForMs?: number;
@@ -52,6 +54,8 @@ export interface Observed {
   cluster: string;
   size: number;
   version: string;
+  /** What else members are to be made from: one made otherwise is restarted as for a minor version change. */
+  revision: string;
   paused: boolean;
   keepVolumeOnScaleDown: boolean;
   /** Member claims and pods, by member name. */
@@ -338,7 +342,7 @@ export function nextStep(o: Observed): Step {
     return { kind: 'remove-member', member: victim.name, deleteClaim: !o.keepVolumeOnScaleDown };
   }
 
-  const outdated = members.filter((m) => m.pod!.version !== o.version);
+  const outdated = members.filter((m) => m.pod!.version !== o.version || m.pod!.revision !== o.revision);
   const replica = outdated.find((m) => m.name !== primaryName);
   if (replica) return { kind: 'upgrade-member', member: replica.name };
   const ready = readyReplicas(members, primaryName);

@@ -16,7 +16,11 @@ import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
-  memberLabels, memberPod, names, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
+  memberLabels, memberPod, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
+import { archiveRevision, recoveryTarget } from './archive.ts';
+import { archiverQuery, archivingCondition, parseArchiverStats } from './archiving.ts';
+import { backupLogScript, backupRequestAnnotation, infoScript, lastBackupStatus, parseRepositoryInfo, startBackupScript,
+  tokenProblem } from './backups.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
@@ -61,6 +65,11 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
   'remove-member': 'Scaling', 'replace-member': 'Recovering', 'upgrade-member': 'Upgrading', 'switchover': 'Upgrading', 'steady': 'Running',
   'finish-promotion': 'FailingOver', 'release-lease': 'FailingOver', 'fence-primary': 'Recovering', 'set-synchronous': undefined,
 };
+/** How often archiving is looked at, and how long pgBackRest may take to check it. */
+const archiveCheckMs = 30_000;
+/** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
+const backupCheckMs = 5_000;
+const backupStartGraceMs = 30_000;
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
 
@@ -86,6 +95,12 @@ class PostgresClusterReconciler {
    * afresh for a member just promoted, which needs a readiness probe or two before it is seen up.
    */
   private readonly lostSince = new Map<string, { primary: string | undefined; at: number }>();
+  /** The last look at each cluster's archiving, by cluster uid: on which primary pod, when, and what it found. */
+  private readonly archiveChecks = new Map<string, { pod: string; at: number; verifiedPod?: string; condition: Pending;
+    running?: Promise<void> }>();
+  /** What each cluster's requested backup is known to be, by cluster uid, and the look at it under way. */
+  private readonly backupChecks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
+    running?: Promise<void> }>();
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
@@ -169,8 +184,12 @@ class PostgresClusterReconciler {
     conditions.push(...(outcome.blocked
       ? [{ type: 'Ready', status: 'False' as const, reason: 'NotOwned', message: outcome.blocked, observedGeneration: generation }]
       : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
+    const archiving = this.archiving(cluster, spec, step, primaryPod);
+    if (archiving) conditions.push(archiving);
+    const backup = await this.requestedBackup(cluster, spec, step, primaryPod);
     const latest = outcome.updated ?? cluster;
-    await this.report(latest, this.summary(latest, observed, step, outcome), conditions);
+    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup }, conditions,
+      spec.backup?.objectStore ? [] : ['ContinuousArchiving']);
     if (outcome.waiting) return { requeueAfterMs: 2000 };
     if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
@@ -333,7 +352,8 @@ class PostgresClusterReconciler {
         ...(pod ? { pod: {
           phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
-          version: pod.metadata.annotations?.[versionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
+          version: pod.metadata.annotations?.[versionAnnotation] ?? '',
+          revision: pod.metadata.annotations?.[revisionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
           unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
             c.reason === 'Unschedulable') ?? false } } : {}) };
     });
@@ -352,7 +372,8 @@ class PostgresClusterReconciler {
       lease,
       synchronousReplicas: spec.synchronousReplicas,
       synchronous: recorded && { ...recorded, standbys: recorded.standbys ?? [] },
-      cluster: cluster.metadata.name, size: spec.size, version: spec.version, paused: spec.paused,
+      cluster: cluster.metadata.name, size: spec.size, version: spec.version, revision: archiveRevision(cluster, spec),
+      paused: spec.paused,
       keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
       nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
       strangers: pods.filter((p) => !live.some((c) => c.metadata.name === p.metadata.name) && !p.metadata.deletionTimestamp)
@@ -365,7 +386,8 @@ class PostgresClusterReconciler {
       primaryLostForMs: since === undefined ? 0 : performance.now() - since,
       stuckAfterMs: this.stuckAfterMs,
       ...(this.replacedAt.has(uid) ? { lastReplacedMsAgo: performance.now() - this.replacedAt.get(uid)! } : {}),
-      backupAvailable: this.backupOf(cluster, spec) !== undefined,
+      // A recovery's archive is in the store, which only the member reads: it says if the archive is not there.
+      backupAvailable: this.backupOf(cluster, spec) !== undefined || spec.bootstrap?.recovery !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
     };
   }
@@ -447,8 +469,9 @@ class PostgresClusterReconciler {
         // No member is left to hold the Lease, so it is the seed's.
         await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
-        await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', step.restore
-          ? `Restoring seed member ${step.member} from the latest backup` : `Added seed member ${step.member}`);
+        await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', !step.restore ? `Added seed member ${step.member}`
+          : spec.bootstrap?.recovery ? `Recovering seed member ${step.member} from ${spec.bootstrap.recovery.source}'s ` +
+            `archive${recoveryTarget(spec.bootstrap.recovery)}` : `Restoring seed member ${step.member} from the latest backup`);
         return { primary: step.member };
       case 'failed':
         await event('Warning', step.reason, step.message);
@@ -494,7 +517,8 @@ class PostgresClusterReconciler {
       }
       case 'upgrade-member':
         await this.ctx.client.delete(types.pods, ns, step.member);
-        await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}`);
+        await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}` +
+          (archiveRevision(cluster, spec) ? ', archiving with pgBackRest' : ''));
         return {};
       case 'switchover':
       case 'failover':
@@ -718,9 +742,130 @@ class PostgresClusterReconciler {
     };
   }
 
-  private async report(cluster: Cluster, status: Partial<PostgresClusterStatus>, conditions: Pending[]): Promise<void> {
+  /**
+   * The backup the keelson.dev/backup-request annotation asks for: started on the primary once the cluster is steady,
+   * then followed in pgBackRest's repository, looked at without waiting, at most every backupCheckMs, until it is
+   * there or has failed. Returns what the status should say of it.
+   */
+  private async requestedBackup(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined):
+  Promise<Partial<PostgresClusterStatus>> {
+    const uid = cluster.metadata.uid;
+    const token = cluster.metadata.annotations?.[backupRequestAnnotation];
+    const request = this.backupChecks.get(uid)?.status.backupRequest ?? cluster.status?.backupRequest;
+    if (!token || !spec.backup?.objectStore) return {};
+    const ns = cluster.metadata.namespace!;
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string) =>
+      this.ctx.events.record(cluster, type, reason, note).catch(() => {});
+    if (request?.token !== token) {
+      const problem = tokenProblem(token);
+      if (problem) {
+        if (request?.message !== problem) await event('Warning', 'BackupRequestInvalid', problem);
+        return { backupRequest: { token: token.slice(0, 63), phase: 'Failed', message: problem } };
+      }
+      if (step.kind !== 'steady' || !primary || !ready(primary)) return {};
+      await this.run(ns, primary.metadata.name, startBackupScript(token));
+      await event('Normal', 'BackupStarted', `Full backup ${token} started on ${primary.metadata.name}, into the object store`);
+      const status = { backupRequest: { token, phase: 'Running' as const, member: primary.metadata.name,
+        startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
+      this.backupChecks.set(uid, { status, memberUid: primary.metadata.uid!, at: performance.now() });
+      return status;
+    }
+    const check = this.backupChecks.get(uid);
+    if (request.phase !== 'Running') {
+      if (check && cluster.status?.backupRequest?.phase === request.phase) this.backupChecks.delete(uid);
+      return check?.status ?? {};
+    }
+    const entry = check ?? { status: { backupRequest: request }, memberUid: '', at: 0 };
+    this.backupChecks.set(uid, entry);
+    if (entry.running || performance.now() - entry.at < backupCheckMs) return entry.status;
+    entry.at = performance.now();
+    const member = request.member!;
+    const pod = this.pods.get(keyOf({ namespace: ns, name: member }));
+    // The backup runs in the process that started it: a member restarted since has lost it.
+    const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
+      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid);
+    const reader = !restarted && ready(pod) ? member : primary && ready(primary) ? primary.metadata.name : undefined;
+    if (!reader) return entry.status;
+    entry.running = (async () => {
+      const ended = (phase: 'Completed' | 'Failed', message: string, extra: Partial<PostgresClusterStatus> = {}) => {
+        entry.status = { ...extra, backupRequest: { ...request, phase, message } };
+        return event(phase === 'Completed' ? 'Normal' : 'Warning', `Backup${phase}`, `Backup ${token}: ${message}`);
+      };
+      try {
+        const info = parseRepositoryInfo(await this.run(ns, reader, infoScript));
+        const found = info.backups.find((b) => b.request === token);
+        const since = Date.now() - Date.parse(request.startTime ?? '');
+        if (found) {
+          await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
+        } else if (restarted) {
+          await ended('Failed', `${member}, which was taking it, restarted before it finished`);
+        } else if (info.running) {
+          entry.status = { backupRequest: { ...request, message: info.percentComplete === undefined ? 'running'
+            : `${Math.floor(info.percentComplete)}% copied` } };
+        } else if (since > backupStartGraceMs) {
+          const log = (await this.run(ns, member, backupLogScript(token))).trim();
+          await ended('Failed', `pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
+        }
+      } catch (error) {
+        entry.status = { backupRequest: { ...request, message: `cannot read the repository: ${(error as Error).message.slice(0, 500)}` } };
+      } finally {
+        delete entry.running;
+      }
+    })();
+    return entry.status;
+  }
+
+  private async report(cluster: Cluster, status: Partial<PostgresClusterStatus>, conditions: Pending[],
+    dropped: string[] = []): Promise<void> {
     await writeStatusWithConditions(this.ctx.client, clusterType, cluster,
-      { ...status, observedGeneration: cluster.metadata.generation }, conditions);
+      { ...status, observedGeneration: cluster.metadata.generation }, conditions, dropped);
+  }
+
+  /**
+   * The ContinuousArchiving condition as last found. A fresh look is started, never waited for, while the cluster is
+   * steady, at most every archiveCheckMs: a store that does not answer holds up no failover. On a primary not yet
+   * seen archiving, pgBackRest first makes the stanza and checks that a WAL switch reaches the store.
+   */
+  private archiving(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined): Pending | undefined {
+    const uid = cluster.metadata.uid;
+    if (!spec.backup?.objectStore) {
+      this.archiveChecks.delete(uid);
+      return undefined;
+    }
+    const last = this.archiveChecks.get(uid);
+    const generation = cluster.metadata.generation;
+    const restarting = primary?.metadata.annotations?.[revisionAnnotation] !== archiveRevision(cluster, spec);
+    const shown = last?.condition ?? { type: 'ContinuousArchiving', status: 'False' as const, observedGeneration: generation,
+      reason: restarting ? 'MembersRestarting' : 'NotCheckedYet', message: restarting
+        ? 'the members restart, one at a time, to archive with the settings asked for' : 'archiving is checked once the cluster is steady' };
+    if (step.kind !== 'steady' || !primary || !ready(primary) || restarting || last?.running) return shown;
+    if (last && last.pod === primary.metadata.uid && performance.now() - last.at < archiveCheckMs) return shown;
+    const ns = cluster.metadata.namespace!;
+    const name = primary.metadata.name;
+    const verified = last?.verifiedPod === primary.metadata.uid;
+    const entry = { ...last, pod: primary.metadata.uid!, at: performance.now(), condition: shown };
+    entry.running = (async () => {
+      let condition: Pending;
+      try {
+        if (!verified) {
+          await this.run(ns, name, `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create && ` +
+            `timeout ${archiveCheckMs / 1000} pgbackrest check --archive-timeout=${archiveCheckMs / 2000}`);
+          entry.verifiedPod = primary.metadata.uid;
+        }
+        condition = archivingCondition(parseArchiverStats(await this.run(ns, name, archiverQuery)), name, generation);
+      } catch (error) {
+        condition = { type: 'ContinuousArchiving', status: 'False', reason: 'ArchiveCheckFailed', observedGeneration: generation,
+          message: `pgBackRest on ${name}: ${(error as Error).message.slice(0, 600)}` };
+      }
+      if (condition.status === 'False' && condition.reason !== last?.condition?.reason) {
+        await this.ctx.events.record(cluster, 'Warning', condition.reason, condition.message).catch(() => {});
+      }
+      entry.condition = condition;
+      entry.at = performance.now();
+      delete entry.running;
+    })();
+    this.archiveChecks.set(uid, entry);
+    return shown;
   }
 }
 

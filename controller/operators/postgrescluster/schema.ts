@@ -12,6 +12,29 @@ const quantities = (description: string) => map(quantity({ description: 'A quant
 const unchanged = (field: string) =>
   `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`;
 
+const objectStore = object({
+  endpoint: string({ description: 'The store\'s HTTPS URL, e.g. https://s3.eu-west-1.amazonaws.com or ' +
+    'https://minio.storage.svc:9000.', required: true, maxLength: 512, pattern: '^https://[^/?#@\\s]+/?$' }),
+  bucket: string({ description: 'The bucket, which must exist.', required: true, maxLength: 63,
+    pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
+  path: string({ description: 'Where in the bucket the cluster\'s archive lives; default /<namespace>/<name>. ' +
+    'Two clusters must not share one.', maxLength: 512, pattern: '^/[-._a-zA-Z0-9/]*$' }),
+  region: string({ description: 'The region requests are signed for.', maxLength: 64, default: 'us-east-1',
+    pattern: '^[-a-z0-9]+$' }),
+  credentials: object({
+    name: string({ description: 'The Secret in the cluster\'s namespace.', required: true, maxLength: 253,
+      pattern: dns1123Subdomain }),
+  }, { description: 'The Secret holding the keys as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: never in the ' +
+    'spec, logs or status.', required: true }),
+  ca: object({
+    name: string({ description: 'The ConfigMap in the cluster\'s namespace.', required: true, maxLength: 253,
+      pattern: dns1123Subdomain }),
+    key: string({ description: 'The key holding the PEM certificates.', required: true, maxLength: 253,
+      pattern: '^[-._a-zA-Z0-9]+$' }),
+  }, { description: 'A ConfigMap with the CA certificates the store\'s certificate is verified against; default ' +
+    'the system\'s.' }),
+}, { description: 'An S3-compatible object store that receives every WAL segment as PostgreSQL completes it.' });
+
 export const postgresClusterSpec = object({
   size: integer({ description: 'Members: one primary and size-1 streaming replicas.', minimum: 1, maximum: 9,
     required: true }),
@@ -55,15 +78,39 @@ export const postgresClusterSpec = object({
     schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
     retain: integer({ description: 'Base backups to keep.', minimum: 1, maximum: 100, default: 7 }),
-  }, { description: 'Scheduled base backups into the cluster\'s backup volume.' }),
+    objectStore: objectStore,
+  }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, continuous WAL ' +
+    'archiving into an S3-compatible object store as well (pgBackRest).' }),
   bootstrap: object({
     fromBackup: object({
       cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
         required: true, maxLength: 63, pattern: dns1123Label }),
       backup: string({ description: 'The backup to restore; default the latest.', maxLength: 253 }),
-    }, { description: 'Create the cluster from an existing backup.', required: true }),
-  }, { description: 'How a new cluster gets its data; default an empty database (initdb).' }),
-}, { description: 'The PostgreSQL cluster wanted.', required: true });
+    }, { description: 'Create the cluster from an existing backup in a backup volume.' }),
+    recovery: object({
+      source: string({ description: 'The cluster whose archive to recover: its name, the stanza in the store. It ' +
+        'need not exist any more.', required: true, maxLength: 63, pattern: dns1123Label }),
+      path: string({ description: 'Where its archive is in the bucket; default /<namespace>/<source>.', maxLength: 512,
+        pattern: '^/[-._a-zA-Z0-9/]*$' }),
+      targetTime: string({ description: 'Recover every transaction committed up to this time, and none after.',
+        format: 'date-time', maxLength: 64 }),
+      targetLSN: string({ description: 'Recover up to this WAL position (e.g. 0/3000148).', maxLength: 17,
+        pattern: '^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$' }),
+      targetName: string({ description: 'Recover up to this restore point (pg_create_restore_point).', maxLength: 63 }),
+    }, { description: 'Create the cluster by point-in-time recovery from another cluster\'s archive in ' +
+      'backup.objectStore (the same store and keys): its latest base backup before the target, then its WAL up to ' +
+      'the target (default: all of it).', rules: [
+      { rule: '[has(self.targetTime), has(self.targetLSN), has(self.targetName)].filter(x, x).size() <= 1',
+        message: 'at most one of targetTime, targetLSN and targetName' },
+    ] }),
+  }, { description: 'How a new cluster gets its data; default an empty database (initdb). Set when the cluster is ' +
+    'made, never changed after.', rules: [
+    { rule: 'has(self.fromBackup) != has(self.recovery)', message: 'exactly one of fromBackup and recovery' },
+  ] }),
+}, { description: 'The PostgreSQL cluster wanted.', required: true, rules: [
+  { rule: '!has(self.bootstrap) || !has(self.bootstrap.recovery) || (has(self.backup) && has(self.backup.objectStore))',
+    message: 'bootstrap.recovery reads from backup.objectStore: set it', fieldPath: '.bootstrap.recovery' },
+] });
 
 export const postgresClusterStatus = statusOf({
   phase: enumeration(phases, { description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.' }),
@@ -89,7 +136,22 @@ export const postgresClusterStatus = statusOf({
   lastBackup: object({
     name: string({ description: 'The backup.', required: true }),
     time: string({ description: 'When it finished.', format: 'date-time', required: true }),
+    type: string({ description: 'full, diff or incr (a backup in the object store).' }),
+    beginWal: string({ description: 'The first WAL segment a restore of it needs.' }),
+    endWal: string({ description: 'The last WAL segment a restore of it needs: it is consistent from there on.' }),
+    beginLSN: string({ description: 'Where its WAL begins.' }),
+    endLSN: string({ description: 'Where its WAL ends.' }),
+    sizeBytes: integer({ description: 'The size of the database it holds.', minimum: 0 }),
+    repositorySizeBytes: integer({ description: 'What it takes in the store, compressed.', minimum: 0 }),
+    durationSeconds: integer({ description: 'How long it took.', minimum: 0 }),
   }, { description: 'The latest successful base backup.' }),
+  backupRequest: object({
+    token: string({ description: 'The value of the keelson.dev/backup-request annotation it answers.', required: true }),
+    phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
+    member: string({ description: 'The member taking it.' }),
+    startTime: string({ description: 'When it was started.', format: 'date-time' }),
+    message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
+  }, { description: 'The latest backup asked for with the keelson.dev/backup-request annotation.' }),
 });
 
 export const PostgresCluster = defineKind({
@@ -110,6 +172,12 @@ export const PostgresCluster = defineKind({
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },
     { group: 'batch', resource: 'cronjobs', verb: 'create', when: 'has(object.spec.backup)',
       because: 'the controller schedules backups for you' },
+    { group: '', resource: 'secrets', verb: 'get', name: 'object.spec.backup.objectStore.credentials.name',
+      when: 'has(object.spec.backup) && has(object.spec.backup.objectStore)',
+      because: 'the members read the object store\'s keys from that Secret for you' },
+    { group: '', resource: 'configmaps', verb: 'get', name: 'object.spec.backup.objectStore.ca.name',
+      when: 'has(object.spec.backup) && has(object.spec.backup.objectStore) && has(object.spec.backup.objectStore.ca)',
+      because: 'the members read the object store\'s CA from that ConfigMap for you' },
   ],
 });
 

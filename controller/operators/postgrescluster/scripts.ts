@@ -23,6 +23,10 @@
 //                             received; SLOTS, the slots a primary keeps (one per other member, space-separated),
 //                             and SLOT_PATTERN, what the cluster's slots look like (others are left alone)
 //   WAL_KEEP_SIZE, MAX_SLOT_WAL_KEEP_SIZE  how much WAL a primary keeps regardless of slots, and for a slot at most
+//   RECOVER_STANZA, RECOVER_PATH, RECOVER_TARGET_TYPE, RECOVER_TARGET  a primary with no data recovers another
+//                             cluster's archive to that target (archive.ts's recoveryEnv)
+//   PGBACKREST_STANZA, PGBACKREST_...  pgBackRest's settings (archive.ts): when set, WAL is archived with it;
+//                             ARCHIVE_TIMEOUT, the seconds a quiet primary may keep a WAL segment open
 //   RECLONE_AFTER             seconds a replica may go without streaming from a primary that takes writes before it
 //                             is cloned afresh (default 90: past wal_sender_timeout, which frees a slot a gone
 //                             connection held); MAX_LAG_BYTES, how far a ready replica's replay may
@@ -76,12 +80,16 @@ export const memberScript = `${common}
 set_passwords() {
   socket=$SOCKET_DIR
   SOCKET_DIR=$(mktemp -d)
-  pg_ctl -D "$1" -w -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
-    start >/dev/null
+  log=$(mktemp)
+  pg_ctl -D "$1" -w -t 600 -l "$log" -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
+    start >/dev/null || { cat "$log" >&2; exit 1; }
+  # A recovery replays up to its target first, then promotes: only then are roles writable.
+  while [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; do sleep 1; done
   local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
   local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
   local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
   pg_ctl -D "$1" -w -m fast stop >/dev/null
+  rm -f "$log"
   rmdir "$SOCKET_DIR"
   SOCKET_DIR=$socket
 }
@@ -102,6 +110,24 @@ follow_primary() {
 # BACKUP_NAME, else the newest; nothing when that is not a completed backup.
 backup_to_restore() {
   completed_backups | if [ -n "\${BACKUP_NAME:-}" ]; then grep -Fx "$BACKUP_NAME" || :; else tail -n 1; fi
+}
+# Point-in-time recovery from another cluster's archive (RECOVER_STANZA at RECOVER_PATH, in the store pgBackRest is
+# configured with): its latest base backup before the target, then its WAL up to RECOVER_TARGET (of
+# RECOVER_TARGET_TYPE time, lsn or name; none: all of it), replayed on a private socket until promoted.
+recover() {
+  echo "recovering $RECOVER_STANZA from $RECOVER_PATH\${RECOVER_TARGET:+ up to $RECOVER_TARGET_TYPE $RECOVER_TARGET}" >&2
+  # archive-get reads the data directory's pg_control too: the one being made, until it is renamed into place.
+  from="--stanza=$RECOVER_STANZA --repo1-path=$RECOVER_PATH --pg1-path=$1"
+  if [ -n "\${RECOVER_TARGET:-}" ]; then
+    pgbackrest $from --type="$RECOVER_TARGET_TYPE" --target="$RECOVER_TARGET" \\
+      --target-action=promote --recovery-option="restore_command=pgbackrest $from archive-get %f \\"%p\\"" restore
+  else
+    pgbackrest $from --recovery-option="restore_command=pgbackrest $from archive-get %f \\"%p\\"" restore
+  fi
+  drop_copied_settings "$1"
+  set_passwords "$1"
+  # Its target is behind it: a replica cloned from it, or it as one after a failover, must not stop there.
+  sed -i '/^recovery_target/d; /^restore_command/d' "$1/postgresql.auto.conf"
 }
 restore() {
   echo "restoring $BACKUP_ROOT/$backup" >&2
@@ -162,7 +188,9 @@ if [ -n "\${ROLE_FILE:-}" ]; then
   echo "starting as $MEMBER_ROLE" >&2
 fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
-  if [ "\${RESTORE:-}" = true ]; then
+  if [ -n "\${RECOVER_STANZA:-}" ] && [ "$MEMBER_ROLE" = primary ]; then
+    create recover
+  elif [ "\${RESTORE:-}" = true ]; then
     backup=$(backup_to_restore)
     [ -n "$backup" ] || { echo "no base backup\${BACKUP_NAME:+ $BACKUP_NAME} in $BACKUP_ROOT" >&2; exit 2; }
     create restore
@@ -194,6 +222,12 @@ fi
 set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 [ -z "\${WAL_KEEP_SIZE:-}" ] || set -- "$@" -c wal_keep_size="$WAL_KEEP_SIZE"
 [ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
+# Archiving, where pgBackRest is configured: a primary pushes each completed WAL segment (and one at least every
+# ARCHIVE_TIMEOUT seconds), and a replica whose primary no longer has a segment fetches it from the archive.
+if [ -n "\${PGBACKREST_STANZA:-}" ]; then
+  set -- "$@" -c archive_mode=on -c "archive_command=pgbackrest archive-push %p" \
+    -c "restore_command=pgbackrest archive-get %f \"%p\"" -c archive_timeout="\${ARCHIVE_TIMEOUT:-60}"
+fi
 [ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
 
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)

@@ -1,0 +1,165 @@
+// Continuous archiving of a PostgresCluster on the real node into the local cluster's object store, with pgBackRest
+// in the members: what a user relies on for a recovery point is that every WAL segment reaches the store, and that
+// the cluster says so, or says why not. Serial: one test stops the store, which every cluster shares.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { controllerImage, postgresImage } from '../../../images/recipes.ts';
+import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { inNamespace } from '../../../test/support/namespace.ts';
+import type { ControllerProcess } from '../../../test/support/controller-process.ts';
+import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { withoutRealNode } from '../../../test/support/real-node.ts';
+import { waitFor } from '../../../cluster/wait.ts';
+import { readCredentials, s3Request, type ObjectStore } from '../../../cluster/node/objectstore.ts';
+
+const cluster = testCluster();
+const { kubectl, get, apply } = inNamespace(cluster, () => namespace);
+let namespace: string;
+let scratch: string;
+let controller: ControllerProcess;
+let store: ObjectStore;
+let image: string;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+const condition = async (type: string) =>
+  (await get('pgc', 'shop'))?.status?.conditions?.find((c: any) => c.type === type);
+/** A query inside the member, over its Unix socket. */
+const sql = async (query: string) => (await kubectl('exec', 'shop-0000', '-c', 'postgres', '--', 'psql', '-X',
+  '-v', 'ON_ERROR_STOP=1', '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
+/** The WAL segments in the store under the cluster's archive. */
+async function archivedSegments(): Promise<string[]> {
+  const listing = await s3Request(store, 'GET',
+    `/${store.bucket}?list-type=2&prefix=${encodeURIComponent(`${namespace}/shop/archive/`)}`);
+  return [...listing.matchAll(/<Key>[^<]*\/([0-9A-F]{24})-[0-9a-f]{40}[^<]*<\/Key>/g)].map((m) => m[1]!);
+}
+
+/** Every segment from the first archived up to the last: none skipped (one timeline, within 4 GiB of WAL). */
+function assertContiguous(segments: string[]): void {
+  const numbers = segments.map((s) => Number.parseInt(s.slice(16), 16)).sort((a, b) => a - b);
+  assert.deepEqual(numbers, Array.from({ length: numbers.length }, (_, i) => numbers[0]! + i), 'no segment missing');
+}
+
+describe('PostgresCluster archiving into an object store on the real node', { skip: withoutRealNode(cluster) }, () => {
+  before(async () => {
+    const ns = await freshNamespace(cluster, 'pgc-archive', { pods: 'real' });
+    namespace = ns.name;
+    cleanups.push(ns.cleanup);
+    scratch = await mkdtemp(join(tmpdir(), 'keelson-pgc-archive-'));
+    store = (cluster.state.realNode as { objectStore: ObjectStore }).objectStore;
+    await installCrds(cluster);
+    [image] = await Promise.all([cluster.loadImage(postgresImage), cluster.loadImage(await controllerImage())]);
+    const keys = await readCredentials(store);
+    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1',
+      kind: 'Secret', metadata: { name: 'store-keys' },
+      stringData: { AWS_ACCESS_KEY_ID: keys.accessKeyId, AWS_SECRET_ACCESS_KEY: keys.secretAccessKey } }) });
+    controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch);
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'shop', namespace },
+      spec: { size: 1, version: '15', image, synchronousReplicas: 0, storage: { size: '256Mi' },
+        backup: { schedule: '@daily', objectStore: { endpoint: store.endpoint, bucket: store.bucket,
+          credentials: { name: 'store-keys' }, ca: { name: 'kube-root-ca.crt', key: 'ca.crt' } } } } });
+  });
+  after(async () => {
+    await controller?.stop();
+    await Promise.all(cleanups.map((c) => c()));
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('archives every completed WAL segment into the store, and says so in ContinuousArchiving', async () => {
+    const archiving = await waitFor('ContinuousArchiving=True', async () => {
+      const c = await condition('ContinuousArchiving');
+      return c?.status === 'True' ? c : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}; last: ${JSON.stringify(await condition('ContinuousArchiving'))}; ` +
+        `Ready: ${JSON.stringify(await condition('Ready'))}`);
+    });
+    assert.match(archiving.message, /^shop-0000 archived [0-9A-F]{24} at /);
+    await sql('CREATE TABLE orders (id int PRIMARY KEY); INSERT INTO orders SELECT generate_series(1, 1000)');
+    const segment = await sql('SELECT pg_walfile_name(pg_current_wal_lsn())');
+    const switched = Date.now();
+    await sql('SELECT pg_switch_wal()');
+    const segments = await waitFor(`segment ${segment} in the store`, async () => {
+      const found = await archivedSegments();
+      return found.includes(segment) ? found : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250 });
+    console.log(`archiving: a completed WAL segment was in the store ${((Date.now() - switched) / 1000).toFixed(1)} s ` +
+      'after the switch (polled every 0.25 s)');
+    assertContiguous(segments);
+  });
+
+  it('says ArchiveFailing while the store does not answer, with an Event, and archives every segment once it does', async () => {
+    const pid = cluster.state.pids.objectstore!;
+    const before = (await archivedSegments()).length;
+    process.kill(pid, 'SIGSTOP');
+    let stuck: string;
+    try {
+      await sql('INSERT INTO orders SELECT generate_series(1001, 2000)');
+      stuck = await sql('SELECT pg_walfile_name(pg_current_wal_lsn())');
+      await sql('SELECT pg_switch_wal()');
+      const failing = await waitFor('ContinuousArchiving=False ArchiveFailing', async () => {
+        const c = await condition('ContinuousArchiving');
+        return c?.reason === 'ArchiveFailing' ? c : undefined;
+      }, { timeoutMs: 240_000, intervalMs: 2000 });
+      assert.equal(failing.status, 'False');
+      assert.match(failing.message, /^shop-0000 (cannot archive WAL segment [0-9A-F]{24} |has \d+ WAL segments? waiting)/);
+      const events = (await get('events', '--field-selector', 'involvedObject.name=shop,reason=ArchiveFailing'))?.items;
+      assert.ok(events?.length, 'an ArchiveFailing Event');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await waitFor('ContinuousArchiving=True again', async () => (await condition('ContinuousArchiving'))?.status === 'True',
+      { timeoutMs: 240_000, intervalMs: 2000 });
+    const segments = await waitFor(`segment ${stuck} in the store`, async () => {
+      const found = await archivedSegments();
+      return found.includes(stuck) ? found : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    assert.ok(segments.length > before);
+    assertContiguous(segments);
+  });
+
+  it('recovers into a new cluster, from the store alone, exactly the rows committed before a time T', async () => {
+    await sql('CREATE TABLE ticks (id int PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp())');
+    const insert = async (from: number, to: number) => {
+      for (let id = from; id <= to; id++) await sql(`INSERT INTO ticks (id) VALUES (${id})`);
+    };
+    await insert(1, 10);
+    await kubectl('annotate', 'pgc', 'shop', 'keelson.dev/backup-request=before-t', '--overwrite');
+    const backup = await waitFor('the requested backup Completed', async () => {
+      const s = (await get('pgc', 'shop'))?.status;
+      if (s?.backupRequest?.phase === 'Failed') throw new Error(`backup failed: ${s.backupRequest.message}`);
+      return s?.backupRequest?.token === 'before-t' && s.backupRequest.phase === 'Completed' ? s.lastBackup : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000 });
+    assert.match(backup.name, /^\d{8}-\d{6}F$/);
+    assert.match(backup.beginWal, /^[0-9A-F]{24}$/);
+    assert.ok(backup.repositorySizeBytes > 0 && backup.sizeBytes > 0);
+    await insert(11, 20);
+    const target = await sql("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')");
+    await insert(21, 30);
+    // The WAL past T reaches the store: a recovery must see a commit after T to know it is there.
+    const last = await sql('SELECT pg_walfile_name(pg_current_wal_lsn())');
+    await sql('SELECT pg_switch_wal()');
+    await waitFor(`segment ${last} in the store`, async () => (await archivedSegments()).includes(last) || undefined,
+      { timeoutMs: 60_000, intervalMs: 1000 });
+    await kubectl('delete', 'pgc', 'shop', '--wait=true', '--timeout=120s');
+
+    const started = Date.now();
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'restored', namespace },
+      spec: { size: 1, version: '15', image, synchronousReplicas: 0, storage: { size: '256Mi' },
+        backup: { schedule: '@daily', objectStore: { endpoint: store.endpoint, bucket: store.bucket,
+          credentials: { name: 'store-keys' }, ca: { name: 'kube-root-ca.crt', key: 'ca.crt' } } },
+        bootstrap: { recovery: { source: 'shop', targetTime: target } } } });
+    await waitFor('restored Running', async () => (await get('pgc', 'restored'))?.status?.phase === 'Running' || undefined,
+      { timeoutMs: 300_000, intervalMs: 1000 }).catch(async (error: Error) => {
+      const log = await kubectl('logs', 'restored-0000', '-c', 'postgres', '--tail=30').catch(() => ({ stdout: '' }));
+      throw new Error(`${error.message}\n${log.stdout}`);
+    });
+    const recoverySeconds = (Date.now() - started) / 1000;
+    const rows = (await kubectl('exec', 'restored-0000', '-c', 'postgres', '--', 'psql', '-X', '-h', '/var/run/postgresql',
+      '-U', 'postgres', '-Atc', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM ticks')).stdout.trim();
+    assert.equal(rows, Array.from({ length: 20 }, (_, i) => i + 1).join(','));
+    console.log(`point-in-time recovery: the new cluster Running ${recoverySeconds.toFixed(1)} s after it was made; ` +
+      `backup ${backup.name} took ${backup.durationSeconds} s, ${backup.repositorySizeBytes} bytes in the store`);
+  });
+});
