@@ -721,7 +721,7 @@ export interface PostgresClusterSpec {
   readonly antiAffinity?: boolean;
 
   /**
-   * Scheduled base backups into the cluster's backup volume; with objectStore, continuous WAL archiving into an S3-compatible object store as well (pgBackRest).
+   * Scheduled base backups into the cluster's backup volume; with objectStore, into an S3-compatible object store instead, with continuous WAL archiving (pgBackRest).
    *
    * @schema PostgresClusterSpec#backup
    */
@@ -824,7 +824,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Scheduled base backups into the cluster's backup volume; with objectStore, continuous WAL archiving into an S3-compatible object store as well (pgBackRest).
+ * Scheduled base backups into the cluster's backup volume; with objectStore, into an S3-compatible object store instead, with continuous WAL archiving (pgBackRest).
  *
  * @schema PostgresClusterSpecBackup
  */

@@ -147,7 +147,7 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     const started = Date.now();
     await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'restored', namespace },
       spec: { size: 1, version: '15', image, synchronousReplicas: 0, storage: { size: '256Mi' },
-        backup: { schedule: '@daily', objectStore: { endpoint: store.endpoint, bucket: store.bucket,
+        backup: { schedule: '* * * * *', objectStore: { endpoint: store.endpoint, bucket: store.bucket,
           credentials: { name: 'store-keys' }, ca: { name: 'kube-root-ca.crt', key: 'ca.crt' } } },
         bootstrap: { recovery: { source: 'shop', targetTime: target } } } });
     await waitFor('restored Running', async () => (await get('pgc', 'restored'))?.status?.phase === 'Running' || undefined,
@@ -159,6 +159,15 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     const rows = (await kubectl('exec', 'restored-0000', '-c', 'postgres', '--', 'psql', '-X', '-h', '/var/run/postgresql',
       '-U', 'postgres', '-Atc', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM ticks')).stdout.trim();
     assert.equal(rows, Array.from({ length: 20 }, (_, i) => i + 1).join(','));
+    // It archives and backs up under its own name, on its schedule, with no CronJob or volume for it.
+    const scheduled = await waitFor('a scheduled backup of restored Completed', async () => {
+      const s = (await get('pgc', 'restored'))?.status;
+      if (s?.scheduledBackup?.phase === 'Failed') throw new Error(`scheduled backup failed: ${s.scheduledBackup.message}`);
+      return s?.scheduledBackup?.phase === 'Completed' ? s : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000 });
+    assert.match(scheduled.scheduledBackup.token, /^scheduled-\d{8}T\d{4}Z$/);
+    assert.equal(scheduled.conditions.find((c: any) => c.type === 'ContinuousArchiving')?.status, 'True');
+    assert.equal(await get('cronjob', 'restored-backups'), undefined);
     console.log(`point-in-time recovery: the new cluster Running ${recoverySeconds.toFixed(1)} s after it was made; ` +
       `backup ${backup.name} took ${backup.durationSeconds} s, ${backup.repositorySizeBytes} bytes in the store`);
   });

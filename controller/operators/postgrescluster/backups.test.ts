@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lastBackupStatus, parseRepositoryInfo, startBackupScript, tokenProblem } from './backups.ts';
+import { dueScheduledToken, lastBackupStatus, parseRepositoryInfo, startBackupScript, tokenProblem } from './backups.ts';
 
 // `pgbackrest info --output=json` as pgBackRest 2.45 prints it, trimmed to what is read.
 const info = (lock: object, backups: object[]) => JSON.stringify([{ name: 'shop', status: { code: 0, message: 'ok', lock },
@@ -27,6 +27,17 @@ describe('backups into the object store', () => {
     const running = parseRepositoryInfo(info({ backup: { held: true, 'pct-cplt': 4250 } }, []));
     assert.deepEqual(running, { running: true, percentComplete: 42.5, backups: [] });
     assert.deepEqual(parseRepositoryInfo('[]'), { backups: [], running: false });
+  });
+
+  it('is due on schedule once per fire time, counting from the last one taken or from the cluster\'s creation', () => {
+    const now = new Date('2026-11-26T03:10:00Z');
+    assert.equal(dueScheduledToken('0 3 * * *', undefined, '2026-11-25T12:00:00Z', now), 'scheduled-20261126T0300Z');
+    assert.equal(dueScheduledToken('0 3 * * *', 'scheduled-20261126T0300Z', '2026-11-25T12:00:00Z', now), undefined);
+    assert.equal(dueScheduledToken('0 3 * * *', undefined, '2026-11-26T03:05:00Z', now), undefined);
+    // Missed times are one backup, the latest: a controller down for two days takes one.
+    assert.equal(dueScheduledToken('0 3 * * *', 'scheduled-20261124T0300Z', '2026-11-01T00:00:00Z', now),
+      'scheduled-20261126T0300Z');
+    assert.equal(tokenProblem('scheduled-20261126T0300Z'), undefined);
   });
 
   it('takes only tokens that are safe in a shell and a file name', () => {

@@ -1,9 +1,12 @@
-// Base backups into the object store, on request: annotating a PostgresCluster with keelson.dev/backup-request=<token>
-// asks for one full backup (a new token, another). pgBackRest takes it on the primary, started there detached, so no
+// Base backups into the object store, on request and on backup.schedule: annotating a PostgresCluster with
+// keelson.dev/backup-request=<token> asks for one full backup (a new token, another). pgBackRest takes it on the primary, started there detached, so no
 // reconcile waits for it; the backup carries the token as an annotation, and what pgBackRest's repository says of it
 // (its WAL range, size, times) becomes status.lastBackup. A backup that ends without reaching the repository is
 // reported Failed with the end of its log.
-import type { PostgresClusterStatus } from './schema.ts';
+import type { Pod } from '../../runtime/core.ts';
+import type { Owner } from '../../runtime/objects.ts';
+import { parseSchedule, previousFire } from './cron.ts';
+import type { PostgresClusterResource, PostgresClusterStatus } from './schema.ts';
 
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
 const tokenPattern = /^[-._a-zA-Z0-9]{1,63}$/;
@@ -77,4 +80,138 @@ export function lastBackupStatus(backup: StoreBackup): NonNullable<PostgresClust
     sizeBytes: backup.sizeBytes, repositorySizeBytes: backup.repositorySizeBytes,
     durationSeconds: Math.round((Date.parse(backup.stopTime) - Date.parse(backup.startTime)) / 1000),
   };
+}
+
+type Slot = 'backupRequest' | 'scheduledBackup';
+type Tracked = NonNullable<PostgresClusterStatus['backupRequest']>;
+type Cluster = PostgresClusterResource & Owner;
+type Spec = PostgresClusterResource['spec'];
+
+export interface StoreBackupsDeps {
+  run(namespace: string, pod: string, script: string): Promise<string>;
+  pod(namespace: string, name: string): Pod | undefined;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
+}
+
+/** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
+const checkEveryMs = 5_000;
+const startGraceMs = 30_000;
+
+const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const minuteStamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').slice(0, 13) + 'Z';
+
+/**
+ * The token of the scheduled backup due now (scheduled-<UTC minute>), if one is: the schedule's last time, when that
+ * is later than the last one taken (or than the cluster's creation). Times missed meanwhile make one backup.
+ */
+export function dueScheduledToken(schedule: string, last: string | undefined, created: string, now: Date): string | undefined {
+  const previous = /^scheduled-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})Z$/.exec(last ?? '');
+  const since = previous ? new Date(`${previous[1]}-${previous[2]}-${previous[3]}T${previous[4]}:${previous[5]}:00Z`)
+    : new Date(created);
+  const fire = previousFire(parseSchedule(schedule), now);
+  return fire && fire > since ? `scheduled-${minuteStamp(fire)}` : undefined;
+}
+
+/**
+ * Backups into the object store, each followed in status by the slot it was asked in: backupRequest for the
+ * annotation's, scheduledBackup for the schedule's (missed times are one backup, as for a CronJob that was down). One
+ * is started only while the cluster is steady and no other runs; once started it is followed, without waiting, in
+ * pgBackRest's repository until it is there or has failed.
+ */
+export class StoreBackups {
+  private readonly checks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
+    running?: Promise<void> }>();
+
+  constructor(private readonly deps: StoreBackupsDeps) {}
+
+  /** What the status should say of the cluster's backups. */
+  async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined):
+  Promise<Partial<PostgresClusterStatus>> {
+    if (!spec.backup?.objectStore) return {};
+    let due: string | undefined;
+    try {
+      due = dueScheduledToken(spec.backup.schedule, cluster.status?.scheduledBackup?.token,
+        cluster.metadata.creationTimestamp ?? new Date().toISOString(), new Date());
+    } catch (error) {
+      const message = `backup.schedule "${spec.backup.schedule}": ${(error as Error).message}`;
+      if (cluster.status?.scheduledBackup?.message !== message) {
+        await this.deps.record(cluster, 'Warning', 'BackupScheduleInvalid', message).catch(() => {});
+      }
+      return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
+    }
+    const manual = await this.followSlot(cluster, steady, primary, 'backupRequest',
+      cluster.metadata.annotations?.[backupRequestAnnotation]);
+    const scheduled = await this.followSlot(cluster, steady, primary, 'scheduledBackup',
+      due ?? cluster.status?.scheduledBackup?.token);
+    return { ...manual, ...scheduled, ...(manual.lastBackup && scheduled.lastBackup
+      ? { lastBackup: [manual.lastBackup, scheduled.lastBackup].sort((a, b) => a.time.localeCompare(b.time))[1] } : {}) };
+  }
+
+  private async followSlot(cluster: Cluster, steady: boolean, primary: Pod | undefined, slot: Slot,
+    token: string | undefined): Promise<Partial<PostgresClusterStatus>> {
+    const key = `${cluster.metadata.uid}/${slot}`;
+    const request: Tracked | undefined = this.checks.get(key)?.status[slot] ?? cluster.status?.[slot];
+    if (!token) return {};
+    const ns = cluster.metadata.namespace!;
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string) =>
+      this.deps.record(cluster, type, reason, note).catch(() => {});
+    if (request?.token !== token) {
+      const problem = tokenProblem(token);
+      if (problem) {
+        if (request?.message !== problem) await event('Warning', 'BackupRequestInvalid', problem);
+        return { [slot]: { token: token.slice(0, 63), phase: 'Failed', message: problem } };
+      }
+      const other = slot === 'backupRequest' ? 'scheduledBackup' : 'backupRequest';
+      const busy = (this.checks.get(`${cluster.metadata.uid}/${other}`)?.status[other] ?? cluster.status?.[other])?.phase === 'Running';
+      if (!steady || busy || !primary || !ready(primary)) return {};
+      await this.deps.run(ns, primary.metadata.name, startBackupScript(token));
+      await event('Normal', 'BackupStarted', `Full backup ${token} started on ${primary.metadata.name}, into the object store`);
+      const status = { [slot]: { token, phase: 'Running' as const, member: primary.metadata.name,
+        startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
+      this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now() });
+      return status;
+    }
+    const check = this.checks.get(key);
+    if (request.phase !== 'Running') {
+      if (check && cluster.status?.[slot]?.phase === request.phase) this.checks.delete(key);
+      return check?.status ?? {};
+    }
+    const entry = check ?? { status: { [slot]: request }, memberUid: '', at: 0 };
+    this.checks.set(key, entry);
+    if (entry.running || performance.now() - entry.at < checkEveryMs) return entry.status;
+    entry.at = performance.now();
+    const member = request.member!;
+    const pod = this.deps.pod(ns, member);
+    // The backup runs in the process that started it: a member restarted since has lost it.
+    const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
+      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid);
+    const reader = !restarted && ready(pod) ? member : primary && ready(primary) ? primary.metadata.name : undefined;
+    if (!reader) return entry.status;
+    entry.running = (async () => {
+      const ended = (phase: 'Completed' | 'Failed', message: string, extra: Partial<PostgresClusterStatus> = {}) => {
+        entry.status = { ...extra, [slot]: { ...request, phase, message } };
+        return event(phase === 'Completed' ? 'Normal' : 'Warning', `Backup${phase}`, `Backup ${token}: ${message}`);
+      };
+      try {
+        const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript));
+        const found = info.backups.find((b) => b.request === token);
+        if (found) {
+          await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
+        } else if (restarted) {
+          await ended('Failed', `${member}, which was taking it, restarted before it finished`);
+        } else if (info.running) {
+          entry.status = { [slot]: { ...request, message: info.percentComplete === undefined ? 'running'
+            : `${Math.floor(info.percentComplete)}% copied` } };
+        } else if (Date.now() - Date.parse(request.startTime ?? '') > startGraceMs) {
+          const log = (await this.deps.run(ns, member, backupLogScript(token))).trim();
+          await ended('Failed', `pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
+        }
+      } catch (error) {
+        entry.status = { [slot]: { ...request, message: `cannot read the repository: ${(error as Error).message.slice(0, 500)}` } };
+      } finally {
+        delete entry.running;
+      }
+    })();
+    return entry.status;
+  }
 }

@@ -34,6 +34,16 @@ describe('member pods of a cluster archiving into an object store', () => {
     assert.equal(recovered.RECOVER_TARGET, '2026-11-26 02:00:00+00');
     assert.equal(env(pod({ ...archiving, bootstrap: { recovery: { source: 'old' } } })).RECOVER_TARGET, undefined);
   });
+
+  it('recover the cluster\'s own archive, all of it, when every member and its data are gone', () => {
+    const lost = memberPod(cluster, archiving, 'db-0003', { role: 'primary', agentImage: 'k:1',
+      restoreFrom: { cluster: 'db' } }) as any;
+    assert.equal(env(lost).RECOVER_STANZA, 'db');
+    assert.equal(env(lost).RECOVER_PATH, '/shop/db');
+    assert.equal(env(lost).RECOVER_TARGET, undefined);
+    assert.equal(env(lost).RESTORE, undefined);
+    assert.ok(!lost.spec.volumes.some((v: any) => v.name === 'backups'));
+  });
 });
 
 describe('member pods', () => {

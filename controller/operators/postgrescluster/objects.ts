@@ -11,7 +11,7 @@ import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort, fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
-import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv } from './archive.ts';
+import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -161,7 +161,10 @@ export interface MemberOptions {
   role: Role;
   /** The operator's image, which runs the member agent. */
   agentImage: string;
-  /** Restore this cluster's backups (from `restoreFrom`'s volume) when the member has no data. */
+  /**
+   * Restore when the member has no data: from `restoreFrom`'s backup volume, or, with an object store, by recovering
+   * the cluster's own archive.
+   */
   restoreFrom?: { cluster: string; backup?: string };
 }
 
@@ -236,7 +239,10 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       mounts.push(ca.mount);
     }
   }
-  if (restoreFrom) {
+  if (restoreFrom && store && !spec.bootstrap?.recovery) {
+    // Every member and its data lost: the cluster's own archive, all of it.
+    env.push(...recoveryEnv(cluster, { source: cluster.metadata.name, path: repositoryPath(cluster, store) }));
+  } else if (restoreFrom && !store) {
     volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });
     mounts.push({ name: 'backups', mountPath: backupsDir, readOnly: true });
     env.push({ name: 'RESTORE', value: 'true' }, { name: 'BACKUP_ROOT', value: backupsDir },

@@ -19,8 +19,7 @@ import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, d
   memberLabels, memberPod, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats } from './archiving.ts';
-import { backupLogScript, backupRequestAnnotation, infoScript, lastBackupStatus, parseRepositoryInfo, startBackupScript,
-  tokenProblem } from './backups.ts';
+import { StoreBackups } from './backups.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
@@ -67,9 +66,6 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
 };
 /** How often archiving is looked at, and how long pgBackRest may take to check it. */
 const archiveCheckMs = 30_000;
-/** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
-const backupCheckMs = 5_000;
-const backupStartGraceMs = 30_000;
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
 
@@ -98,9 +94,7 @@ class PostgresClusterReconciler {
   /** The last look at each cluster's archiving, by cluster uid: on which primary pod, when, and what it found. */
   private readonly archiveChecks = new Map<string, { pod: string; at: number; verifiedPod?: string; condition: Pending;
     running?: Promise<void> }>();
-  /** What each cluster's requested backup is known to be, by cluster uid, and the look at it under way. */
-  private readonly backupChecks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
-    running?: Promise<void> }>();
+  private readonly backups;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
@@ -119,6 +113,11 @@ class PostgresClusterReconciler {
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
+    this.backups = new StoreBackups({
+      run: (namespace, pod, script) => this.run(namespace, pod, script),
+      pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
+      record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
+    });
   }
 
   async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
@@ -186,7 +185,7 @@ class PostgresClusterReconciler {
       : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
     const archiving = this.archiving(cluster, spec, step, primaryPod);
     if (archiving) conditions.push(archiving);
-    const backup = await this.requestedBackup(cluster, spec, step, primaryPod);
+    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod);
     const latest = outcome.updated ?? cluster;
     await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup }, conditions,
       spec.backup?.objectStore ? [] : ['ContinuousArchiving']);
@@ -282,7 +281,8 @@ class PostgresClusterReconciler {
         }
       }],
       ['the backups', async () => {
-        if (spec.backup) {
+        // With an object store, pgBackRest takes the backups there: no volume, no CronJob.
+        if (spec.backup && !spec.backup.objectStore) {
           const current = cached(this.claims, names.backups(name));
           await ensure(types.persistentVolumeClaims, backupClaim(cluster, spec), current, (o) => this.ours(cluster, o));
           // Made controlled by the cluster before there was a retention policy: let go of it.
@@ -740,79 +740,6 @@ class PostgresClusterReconciler {
       ...(outcome.synchronous ? { synchronous: outcome.synchronous } : {}),
       ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
     };
-  }
-
-  /**
-   * The backup the keelson.dev/backup-request annotation asks for: started on the primary once the cluster is steady,
-   * then followed in pgBackRest's repository, looked at without waiting, at most every backupCheckMs, until it is
-   * there or has failed. Returns what the status should say of it.
-   */
-  private async requestedBackup(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined):
-  Promise<Partial<PostgresClusterStatus>> {
-    const uid = cluster.metadata.uid;
-    const token = cluster.metadata.annotations?.[backupRequestAnnotation];
-    const request = this.backupChecks.get(uid)?.status.backupRequest ?? cluster.status?.backupRequest;
-    if (!token || !spec.backup?.objectStore) return {};
-    const ns = cluster.metadata.namespace!;
-    const event = (type: 'Normal' | 'Warning', reason: string, note: string) =>
-      this.ctx.events.record(cluster, type, reason, note).catch(() => {});
-    if (request?.token !== token) {
-      const problem = tokenProblem(token);
-      if (problem) {
-        if (request?.message !== problem) await event('Warning', 'BackupRequestInvalid', problem);
-        return { backupRequest: { token: token.slice(0, 63), phase: 'Failed', message: problem } };
-      }
-      if (step.kind !== 'steady' || !primary || !ready(primary)) return {};
-      await this.run(ns, primary.metadata.name, startBackupScript(token));
-      await event('Normal', 'BackupStarted', `Full backup ${token} started on ${primary.metadata.name}, into the object store`);
-      const status = { backupRequest: { token, phase: 'Running' as const, member: primary.metadata.name,
-        startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
-      this.backupChecks.set(uid, { status, memberUid: primary.metadata.uid!, at: performance.now() });
-      return status;
-    }
-    const check = this.backupChecks.get(uid);
-    if (request.phase !== 'Running') {
-      if (check && cluster.status?.backupRequest?.phase === request.phase) this.backupChecks.delete(uid);
-      return check?.status ?? {};
-    }
-    const entry = check ?? { status: { backupRequest: request }, memberUid: '', at: 0 };
-    this.backupChecks.set(uid, entry);
-    if (entry.running || performance.now() - entry.at < backupCheckMs) return entry.status;
-    entry.at = performance.now();
-    const member = request.member!;
-    const pod = this.pods.get(keyOf({ namespace: ns, name: member }));
-    // The backup runs in the process that started it: a member restarted since has lost it.
-    const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
-      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid);
-    const reader = !restarted && ready(pod) ? member : primary && ready(primary) ? primary.metadata.name : undefined;
-    if (!reader) return entry.status;
-    entry.running = (async () => {
-      const ended = (phase: 'Completed' | 'Failed', message: string, extra: Partial<PostgresClusterStatus> = {}) => {
-        entry.status = { ...extra, backupRequest: { ...request, phase, message } };
-        return event(phase === 'Completed' ? 'Normal' : 'Warning', `Backup${phase}`, `Backup ${token}: ${message}`);
-      };
-      try {
-        const info = parseRepositoryInfo(await this.run(ns, reader, infoScript));
-        const found = info.backups.find((b) => b.request === token);
-        const since = Date.now() - Date.parse(request.startTime ?? '');
-        if (found) {
-          await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
-        } else if (restarted) {
-          await ended('Failed', `${member}, which was taking it, restarted before it finished`);
-        } else if (info.running) {
-          entry.status = { backupRequest: { ...request, message: info.percentComplete === undefined ? 'running'
-            : `${Math.floor(info.percentComplete)}% copied` } };
-        } else if (since > backupStartGraceMs) {
-          const log = (await this.run(ns, member, backupLogScript(token))).trim();
-          await ended('Failed', `pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
-        }
-      } catch (error) {
-        entry.status = { backupRequest: { ...request, message: `cannot read the repository: ${(error as Error).message.slice(0, 500)}` } };
-      } finally {
-        delete entry.running;
-      }
-    })();
-    return entry.status;
   }
 
   private async report(cluster: Cluster, status: Partial<PostgresClusterStatus>, conditions: Pending[],

@@ -79,8 +79,8 @@ export const postgresClusterSpec = object({
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
     retain: integer({ description: 'Base backups to keep.', minimum: 1, maximum: 100, default: 7 }),
     objectStore: objectStore,
-  }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, continuous WAL ' +
-    'archiving into an S3-compatible object store as well (pgBackRest).' }),
+  }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, into an ' +
+    'S3-compatible object store instead, with continuous WAL archiving (pgBackRest).' }),
   bootstrap: object({
     fromBackup: object({
       cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
@@ -111,6 +111,15 @@ export const postgresClusterSpec = object({
   { rule: '!has(self.bootstrap) || !has(self.bootstrap.recovery) || (has(self.backup) && has(self.backup.objectStore))',
     message: 'bootstrap.recovery reads from backup.objectStore: set it', fieldPath: '.bootstrap.recovery' },
 ] });
+
+/** A backup into the object store, as it goes. */
+const backupProgress = (token: string, description: string) => object({
+  token: string({ description: token, required: true }),
+  phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
+  member: string({ description: 'The member taking it.' }),
+  startTime: string({ description: 'When it was started.', format: 'date-time' }),
+  message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
+}, { description });
 
 export const postgresClusterStatus = statusOf({
   phase: enumeration(phases, { description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.' }),
@@ -145,13 +154,10 @@ export const postgresClusterStatus = statusOf({
     repositorySizeBytes: integer({ description: 'What it takes in the store, compressed.', minimum: 0 }),
     durationSeconds: integer({ description: 'How long it took.', minimum: 0 }),
   }, { description: 'The latest successful base backup.' }),
-  backupRequest: object({
-    token: string({ description: 'The value of the keelson.dev/backup-request annotation it answers.', required: true }),
-    phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
-    member: string({ description: 'The member taking it.' }),
-    startTime: string({ description: 'When it was started.', format: 'date-time' }),
-    message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
-  }, { description: 'The latest backup asked for with the keelson.dev/backup-request annotation.' }),
+  backupRequest: backupProgress('The value of the keelson.dev/backup-request annotation it answers.',
+    'The latest backup asked for with the keelson.dev/backup-request annotation.'),
+  scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
+    'The latest backup backup.schedule started, with an object store.'),
 });
 
 export const PostgresCluster = defineKind({
@@ -170,7 +176,8 @@ export const PostgresCluster = defineKind({
   requesterRights: [
     { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },
-    { group: 'batch', resource: 'cronjobs', verb: 'create', when: 'has(object.spec.backup)',
+    { group: 'batch', resource: 'cronjobs', verb: 'create',
+      when: 'has(object.spec.backup) && !has(object.spec.backup.objectStore)',
       because: 'the controller schedules backups for you' },
     { group: '', resource: 'secrets', verb: 'get', name: 'object.spec.backup.objectStore.credentials.name',
       when: 'has(object.spec.backup) && has(object.spec.backup.objectStore)',
