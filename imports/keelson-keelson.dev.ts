@@ -728,7 +728,7 @@ export interface PostgresClusterSpec {
   readonly backup?: PostgresClusterSpecBackup;
 
   /**
-   * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after.
+   * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after (a CEL rule says so).
    *
    * @schema PostgresClusterSpec#bootstrap
    */
@@ -868,7 +868,7 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after.
+ * How a new cluster gets its data; default an empty database (initdb). Set when the cluster is made, never changed after (a CEL rule says so).
  *
  * @schema PostgresClusterSpecBootstrap
  */

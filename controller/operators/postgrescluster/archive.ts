@@ -27,7 +27,7 @@ export function endpointOf(store: ObjectStore): { host: string; port?: number } 
 }
 
 /** pgBackRest's settings for a member whose data directory is `pgdata`, served on `socketDir` and `port`. */
-export function pgBackRestEnv(cluster: ClusterName, store: ObjectStore, retain: number,
+export function pgBackRestEnv(cluster: ClusterName, store: ObjectStore,
   member: { pgdata: string; socketDir: string; port: number }): object[] {
   const { host, port } = endpointOf(store);
   const value = (name: string, v: string | number) => ({ name: `PGBACKREST_${name}`, value: String(v) });
@@ -50,7 +50,6 @@ export function pgBackRestEnv(cluster: ClusterName, store: ObjectStore, retain: 
     key('REPO1_S3_KEY', 'AWS_ACCESS_KEY_ID'),
     key('REPO1_S3_KEY_SECRET', 'AWS_SECRET_ACCESS_KEY'),
     ...(store.ca ? [value('REPO1_STORAGE_CA_FILE', `${caDir}/${store.ca.key}`)] : []),
-    value('REPO1_RETENTION_FULL', retain),
     value('START_FAST', 'y'),
     // The container's log is the log: nothing written under /var/log, which is not writable.
     value('LOG_LEVEL_FILE', 'off'),
@@ -77,17 +76,19 @@ export function caVolume(store: ObjectStore): { volume: object; mount: object } 
 export function archiveRevision(cluster: ClusterName, spec: Spec): string {
   const store = spec.backup?.objectStore;
   if (!store) return '';
-  return createHash('sha256').update(JSON.stringify([stanzaOf(cluster), repositoryPath(cluster, store), store,
-    spec.backup!.retain])).digest('hex').slice(0, 16);
+  return createHash('sha256').update(JSON.stringify([stanzaOf(cluster), repositoryPath(cluster, store), store]))
+    .digest('hex').slice(0, 16);
 }
 
 type Recovery = NonNullable<NonNullable<Spec['bootstrap']>['recovery']>;
 
 /**
  * An RFC 3339 time (what the CRD takes) as pgBackRest reads one to choose the backup before it, which PostgreSQL
- * reads too: "2026-11-26 02:00:00.5+00". pgBackRest would ignore a time it cannot read and take the latest backup.
+ * reads too: "2026-11-26 02:00:00.5+00", microseconds at most. pgBackRest would ignore a time it cannot read and take
+ * the latest backup.
  */
-export const pgBackRestTime = (time: string) => time.replace(/[Tt]/, ' ').replace(/[Zz]$/, '+00');
+export const pgBackRestTime = (time: string) =>
+  time.replace(/[Tt]/, ' ').replace(/(\.\d{6})\d+/, '$1').replace(/[Zz]$/, '+00');
 
 function targetOf(recovery: Recovery): [type: string, target: string] | undefined {
   return recovery.targetTime !== undefined ? ['time', pgBackRestTime(recovery.targetTime)]

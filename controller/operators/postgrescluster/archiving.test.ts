@@ -9,7 +9,7 @@ const store = { endpoint: 'https://objectstore.keelson-local.svc.cluster.local:8
 
 describe('archiving with pgBackRest', () => {
   it('configures members through the environment, the keys by reference to the user\'s Secret only', () => {
-    const env = pgBackRestEnv(cluster, store, 7, { pgdata: '/data', socketDir: '/run', port: 5432 }) as
+    const env = pgBackRestEnv(cluster, store, { pgdata: '/data', socketDir: '/run', port: 5432 }) as
       { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
     const value = (name: string) => env.find((e) => e.name === name)?.value;
     assert.equal(value('PGBACKREST_STANZA'), 'db');
@@ -17,7 +17,6 @@ describe('archiving with pgBackRest', () => {
     assert.equal(value('PGBACKREST_REPO1_S3_ENDPOINT'), 'objectstore.keelson-local.svc.cluster.local');
     assert.equal(value('PGBACKREST_REPO1_STORAGE_PORT'), '8443');
     assert.equal(value('PGBACKREST_REPO1_STORAGE_CA_FILE'), '/etc/keelson/objectstore-ca/ca.crt');
-    assert.equal(value('PGBACKREST_REPO1_RETENTION_FULL'), '7');
     const keys = env.filter((e) => e.valueFrom);
     assert.deepEqual(keys.map((e) => [e.name, e.valueFrom!.secretKeyRef.name, e.valueFrom!.secretKeyRef.key]), [
       ['PGBACKREST_REPO1_S3_KEY', 'store-keys', 'AWS_ACCESS_KEY_ID'],
@@ -29,6 +28,7 @@ describe('archiving with pgBackRest', () => {
   it('writes a recovery target time as pgBackRest reads it', () => {
     assert.equal(pgBackRestTime('2026-11-26T02:00:00.123456Z'), '2026-11-26 02:00:00.123456+00');
     assert.equal(pgBackRestTime('2026-11-26t03:00:00+01:00'), '2026-11-26 03:00:00+01:00');
+    assert.equal(pgBackRestTime('2026-11-26T02:00:00.123456789Z'), '2026-11-26 02:00:00.123456+00');
   });
 
   it('changes the members\' revision only with the archive settings', () => {
@@ -37,7 +37,7 @@ describe('archiving with pgBackRest', () => {
     assert.equal(archiveRevision(cluster, spec({ schedule: '@daily', retain: 7 })), '');
     const archiving = archiveRevision(cluster, spec({ schedule: '@daily', retain: 7, objectStore: store }));
     assert.match(archiving, /^[0-9a-f]{16}$/);
-    assert.equal(archiveRevision(cluster, spec({ schedule: '@hourly', retain: 7, objectStore: store })), archiving);
+    assert.equal(archiveRevision(cluster, spec({ schedule: '@hourly', retain: 3, objectStore: store })), archiving);
     assert.notEqual(archiveRevision(cluster, spec({ schedule: '@daily', retain: 7, objectStore: { ...store, bucket: 'other' } })),
       archiving);
   });

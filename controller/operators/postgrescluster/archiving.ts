@@ -1,8 +1,8 @@
 // Whether a cluster's WAL reaches its archive, as the ContinuousArchiving condition says: pgBackRest's stanza made on
-// the primary once (idempotent, so again after a restart of this process or of the primary), then PostgreSQL's own
-// archiver statistics read at most every checkEveryMs. A failure shows with the segment it is stuck on and what
-// pgBackRest said, and archiving resumes by itself when the store is back: PostgreSQL keeps a segment until it is
-// pushed, so none is lost meanwhile.
+// the primary once (idempotent, so again after a restart of this process or of the primary) and one WAL switch, then
+// PostgreSQL's own archiver statistics read at most every archiveCheckMs. A failure shows with the segment it is
+// stuck on, and archiving resumes by itself when the store is back: PostgreSQL keeps a segment until it is pushed, so
+// none is lost meanwhile.
 import type { Condition } from '../../runtime/status.ts';
 
 type Pending = Omit<Condition, 'lastTransitionTime'>;
@@ -32,6 +32,9 @@ export const archiverQuery = `psql -X -v ON_ERROR_STOP=1 -h /var/run/postgresql 
   coalesce(to_char(last_failed_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\\"T\\"HH24:MI:SS\\"Z\\"'), ''),
   (SELECT count(*) || '|' || coalesce(extract(epoch FROM now() - min(modification))::bigint::text, '')
     FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready') FROM pg_stat_archiver"`;
+
+export const switchWalScript = 'psql -X -v ON_ERROR_STOP=1 -h /var/run/postgresql -U postgres -d postgres -Atc ' +
+  '"SELECT pg_switch_wal()"';
 
 export function parseArchiverStats(line: string): ArchiverStats {
   const fields = line.trim().split('|');

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dueScheduledToken, lastBackupStatus, parseRepositoryInfo, startBackupScript, tokenProblem } from './backups.ts';
+import { dueScheduledToken, lastBackupStatus, parseRepositoryInfo, startBackupScript, StoreBackups, tokenProblem }
+  from './backups.ts';
 
-// `pgbackrest info --output=json` as pgBackRest 2.45 prints it, trimmed to what is read.
+// `pgbackrest info --output=json` as pgBackRest prints it, trimmed to what is read (2.45 gives no percentage; later
+// releases add pct-cplt to the lock).
 const info = (lock: object, backups: object[]) => JSON.stringify([{ name: 'shop', status: { code: 0, message: 'ok', lock },
   backup: backups }]);
 const full = {
@@ -44,6 +46,77 @@ describe('backups into the object store', () => {
     assert.equal(tokenProblem('nightly-2026.11.26_1'), undefined);
     assert.match(tokenProblem('x; rm -rf /')!, /must be 1-63 letters/);
     assert.match(tokenProblem('')!, /must be 1-63 letters/);
-    assert.match(startBackupScript('before-t'), /--annotation=keelson.dev\/request=before-t .*\n.*backup-before-t.log/);
+    assert.match(startBackupScript('before-t', 3),
+      /--repo1-retention-full=3 --annotation=keelson.dev\/request=before-t .*\n.*backup-before-t.log/);
+  });
+});
+
+describe('following backups into the object store', () => {
+  const pod = (name: string, uid = `${name}-uid`) => ({ metadata: { name, namespace: 'shop', uid },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] } }) as any;
+  const primary = pod('db-0000');
+  const spec = { backup: { schedule: '0 3 * * *', retain: 2, objectStore: { endpoint: 'https://s3.example' } } } as any;
+  /** A cluster as the cache would show it after the status written, with the annotation given. */
+  const clusterWith = (status: object, annotation?: string) => ({ metadata: { name: 'db', namespace: 'shop', uid: 'c-1',
+    creationTimestamp: new Date(Date.now() - 60_000).toISOString(),
+    annotations: annotation ? { 'keelson.dev/backup-request': annotation } : {} }, status }) as any;
+
+  function harness(repository: () => string) {
+    const scripts: string[] = [];
+    const backups = new StoreBackups({
+      run: async (_ns, _pod, script) => {
+        scripts.push(script);
+        return script.includes('pgbackrest info') ? repository() : '';
+      },
+      pod: (_ns, name) => (name === 'db-0000' ? primary : undefined),
+      record: async () => undefined,
+    }, { checkEveryMs: 0, startGraceMs: 0 });
+    /** follow() until its look under way has ended, writing what it returns into the status, as reconcile does. */
+    const step = async (status: any, annotation?: string) => {
+      let result = await backups.follow(clusterWith(status, annotation), spec, true, primary);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      result = await backups.follow(clusterWith({ ...status, ...result }, annotation), spec, true, primary);
+      return { ...status, ...result };
+    };
+    return { scripts, step, started: () => scripts.filter((s) => s.includes('pgbackrest backup')) };
+  }
+
+  it('starts one backup at a time, follows it to its end though the annotation is removed, then the schedule\'s', async () => {
+    let listed: object[] = [];
+    const { step, started } = harness(() => info({ backup: { held: listed.length === 0 } }, listed));
+    // A store backup already exists, so no first backup is due; the annotation asks for one.
+    let status: any = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
+    status = await step(status, 'one');
+    assert.equal(status.backupRequest.phase, 'Running');
+    assert.equal(started().length, 1);
+    assert.match(started()[0]!, /--repo1-retention-full=2 /);
+    // Another token and the removal of the annotation start nothing while it runs.
+    status = await step(status, 'two');
+    status = await step(status);
+    assert.equal(started().length, 1);
+    assert.equal(status.backupRequest.token, 'one');
+    listed = [{ ...full, annotation: { 'keelson.dev/request': 'one' } }];
+    status = await step(status);
+    assert.equal(status.backupRequest.phase, 'Completed');
+    assert.equal(status.lastBackup.name, '20261126-021500F');
+  });
+
+  it('takes a first backup at once when the store holds none of the cluster, and none while another runs', async () => {
+    const { step, started } = harness(() => info({ backup: { held: true } }, []));
+    let status: any = {};
+    status = await step(status, 'manual');
+    assert.equal(status.backupRequest.phase, 'Running');
+    assert.equal(status.scheduledBackup, undefined, 'the first backup waits for the running one');
+    assert.equal(started().length, 1);
+  });
+
+  it('says Failed, with the end of pgBackRest\'s log, when the backup ends without reaching the repository', async () => {
+    const { step } = harness(() => info({ backup: { held: false } }, []));
+    let status: any = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
+    status = await step(status, 'doomed');
+    status = await step(status, 'doomed');
+    status = await step(status, 'doomed');
+    assert.equal(status.backupRequest.phase, 'Failed');
+    assert.match(status.backupRequest.message, /^pgBackRest ended without a backup/);
   });
 });

@@ -39,10 +39,13 @@ export function tokenProblem(token: string): string | undefined {
     : `${backupRequestAnnotation} must be 1-63 letters, digits, '-', '.' or '_', not "${token.slice(0, 80)}"`;
 }
 
-/** Starts a full backup for `token` in a session of its own, which outlives the exec, and returns at once. */
-export function startBackupScript(token: string): string {
+/**
+ * Starts a full backup for `token` in a session of its own, which outlives the exec, and returns at once. pgBackRest
+ * then expires what is past `retain` full backups (given here, not to the members: a change restarts none).
+ */
+export function startBackupScript(token: string, retain: number): string {
   return `mkdir -p ${logDir}
-setsid pgbackrest backup --type=full --annotation=keelson.dev/request=${token} \\
+setsid pgbackrest backup --type=full --repo1-retention-full=${retain} --annotation=keelson.dev/request=${token} \\
   > ${logDir}/backup-${token}.log 2>&1 < /dev/null &`;
 }
 
@@ -94,8 +97,7 @@ export interface StoreBackupsDeps {
 }
 
 /** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
-const checkEveryMs = 5_000;
-const startGraceMs = 30_000;
+const defaultTiming = { checkEveryMs: 5_000, startGraceMs: 30_000 };
 
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const minuteStamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').slice(0, 13) + 'Z';
@@ -119,10 +121,11 @@ export function dueScheduledToken(schedule: string, last: string | undefined, cr
  * pgBackRest's repository until it is there or has failed.
  */
 export class StoreBackups {
+  /** By cluster uid and slot: what is known, on which pod it runs, when last looked at, and the look under way. */
   private readonly checks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
-    running?: Promise<void> }>();
+    unseen: number; running?: Promise<void> }>();
 
-  constructor(private readonly deps: StoreBackupsDeps) {}
+  constructor(private readonly deps: StoreBackupsDeps, private readonly timing = defaultTiming) {}
 
   /** What the status should say of the cluster's backups. */
   async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined):
@@ -139,18 +142,28 @@ export class StoreBackups {
       }
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
-    const manual = await this.followSlot(cluster, steady, primary, 'backupRequest',
+    // A cluster whose store holds no backup of it yet takes one at once: a recovery needs one to start from.
+    const first = cluster.status?.lastBackup?.type === undefined && !this.tracked(cluster, 'scheduledBackup')
+      ? `scheduled-${minuteStamp(new Date())}` : undefined;
+    const manual = await this.followSlot(cluster, spec, steady, primary, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
-    const scheduled = await this.followSlot(cluster, steady, primary, 'scheduledBackup',
-      due ?? cluster.status?.scheduledBackup?.token);
+    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? first);
     return { ...manual, ...scheduled, ...(manual.lastBackup && scheduled.lastBackup
       ? { lastBackup: [manual.lastBackup, scheduled.lastBackup].sort((a, b) => a.time.localeCompare(b.time))[1] } : {}) };
   }
 
-  private async followSlot(cluster: Cluster, steady: boolean, primary: Pod | undefined, slot: Slot,
-    token: string | undefined): Promise<Partial<PostgresClusterStatus>> {
+  /** What the slot is known to be: as this process last found it, else as the status says. */
+  private tracked(cluster: Cluster, slot: Slot): Tracked | undefined {
+    return this.checks.get(`${cluster.metadata.uid}/${slot}`)?.status[slot] ?? cluster.status?.[slot];
+  }
+
+  private async followSlot(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined, slot: Slot,
+    wanted: string | undefined): Promise<Partial<PostgresClusterStatus>> {
     const key = `${cluster.metadata.uid}/${slot}`;
-    const request: Tracked | undefined = this.checks.get(key)?.status[slot] ?? cluster.status?.[slot];
+    const request = this.tracked(cluster, slot);
+    // A backup under way is followed to its end, whatever is asked meanwhile (an annotation removed, a newer time),
+    // and its end written.
+    const token = request?.phase === 'Running' ? request.token : wanted ?? request?.token;
     if (!token) return {};
     const ns = cluster.metadata.namespace!;
     const event = (type: 'Normal' | 'Warning', reason: string, note: string) =>
@@ -161,14 +174,14 @@ export class StoreBackups {
         if (request?.message !== problem) await event('Warning', 'BackupRequestInvalid', problem);
         return { [slot]: { token: token.slice(0, 63), phase: 'Failed', message: problem } };
       }
-      const other = slot === 'backupRequest' ? 'scheduledBackup' : 'backupRequest';
-      const busy = (this.checks.get(`${cluster.metadata.uid}/${other}`)?.status[other] ?? cluster.status?.[other])?.phase === 'Running';
+      const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
+        this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
       if (!steady || busy || !primary || !ready(primary)) return {};
-      await this.deps.run(ns, primary.metadata.name, startBackupScript(token));
+      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, spec.backup!.retain));
       await event('Normal', 'BackupStarted', `Full backup ${token} started on ${primary.metadata.name}, into the object store`);
       const status = { [slot]: { token, phase: 'Running' as const, member: primary.metadata.name,
         startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
-      this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now() });
+      this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now(), unseen: 0 });
       return status;
     }
     const check = this.checks.get(key);
@@ -176,9 +189,9 @@ export class StoreBackups {
       if (check && cluster.status?.[slot]?.phase === request.phase) this.checks.delete(key);
       return check?.status ?? {};
     }
-    const entry = check ?? { status: { [slot]: request }, memberUid: '', at: 0 };
+    const entry = check ?? { status: { [slot]: request }, memberUid: '', at: 0, unseen: 0 };
     this.checks.set(key, entry);
-    if (entry.running || performance.now() - entry.at < checkEveryMs) return entry.status;
+    if (entry.running || performance.now() - entry.at < this.timing.checkEveryMs) return entry.status;
     entry.at = performance.now();
     const member = request.member!;
     const pod = this.deps.pod(ns, member);
@@ -194,7 +207,11 @@ export class StoreBackups {
       };
       try {
         const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript));
-        const found = info.backups.find((b) => b.request === token);
+        // The newest of that token: one reused finds its own backup, not an older one.
+        const found = info.backups.filter((b) => b.request === token).at(-1);
+        // pgBackRest writes a backup into the repository's list a moment before it lets go of its lock: seen
+        // neither listed nor locked twice running, it has ended without a backup.
+        entry.unseen = found || info.running ? 0 : entry.unseen + 1;
         if (found) {
           await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
         } else if (restarted) {
@@ -202,7 +219,7 @@ export class StoreBackups {
         } else if (info.running) {
           entry.status = { [slot]: { ...request, message: info.percentComplete === undefined ? 'running'
             : `${Math.floor(info.percentComplete)}% copied` } };
-        } else if (Date.now() - Date.parse(request.startTime ?? '') > startGraceMs) {
+        } else if (entry.unseen >= 2 && Date.now() - Date.parse(request.startTime ?? '') > this.timing.startGraceMs) {
           const log = (await this.deps.run(ns, member, backupLogScript(token))).trim();
           await ended('Failed', `pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
         }

@@ -35,9 +35,10 @@ describe('member pods of a cluster archiving into an object store', () => {
     assert.equal(env(pod({ ...archiving, bootstrap: { recovery: { source: 'old' } } })).RECOVER_TARGET, undefined);
   });
 
-  it('recover the cluster\'s own archive, all of it, when every member and its data are gone', () => {
-    const lost = memberPod(cluster, archiving, 'db-0003', { role: 'primary', agentImage: 'k:1',
-      restoreFrom: { cluster: 'db' } }) as any;
+  it('recover the cluster\'s own archive, all of it, once its data exists, whatever bootstrap said', () => {
+    const made = { ...cluster, status: { bootstrapped: true } };
+    const lost = memberPod(made, { ...archiving, bootstrap: { recovery: { source: 'old', targetLSN: '0/3000000' } } },
+      'db-0003', { role: 'primary', agentImage: 'k:1', restoreFrom: { cluster: 'db' } }) as any;
     assert.equal(env(lost).RECOVER_STANZA, 'db');
     assert.equal(env(lost).RECOVER_PATH, '/shop/db');
     assert.equal(env(lost).RECOVER_TARGET, undefined);

@@ -161,10 +161,7 @@ export interface MemberOptions {
   role: Role;
   /** The operator's image, which runs the member agent. */
   agentImage: string;
-  /**
-   * Restore when the member has no data: from `restoreFrom`'s backup volume, or, with an object store, by recovering
-   * the cluster's own archive.
-   */
+  /** Without an object store: restore from `restoreFrom`'s backup volume when the member has no data. */
   restoreFrom?: { cluster: string; backup?: string };
 }
 
@@ -200,6 +197,7 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
 }
 
 export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, agentImage, restoreFrom }: MemberOptions): KubeObject {
+  const bootstrapped = cluster.status?.bootstrapped === true;
   const name = cluster.metadata.name;
   const volumes: object[] = [
     { name: 'data', persistentVolumeClaim: { claimName: member } },
@@ -231,18 +229,20 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   ];
   const store = spec.backup?.objectStore;
   if (store) {
-    env.push(...pgBackRestEnv(cluster, store, spec.backup!.retain, { pgdata, socketDir: '/var/run/postgresql', port }));
-    if (spec.bootstrap?.recovery) env.push(...recoveryEnv(cluster, spec.bootstrap.recovery));
+    env.push(...pgBackRestEnv(cluster, store, { pgdata, socketDir: '/var/run/postgresql', port }));
     const ca = caVolume(store);
     if (ca) {
       volumes.push(ca.volume);
       mounts.push(ca.mount);
     }
   }
-  if (restoreFrom && store && !spec.bootstrap?.recovery) {
-    // Every member and its data lost: the cluster's own archive, all of it.
-    env.push(...recoveryEnv(cluster, { source: cluster.metadata.name, path: repositoryPath(cluster, store) }));
-  } else if (restoreFrom && !store) {
+  if (store) {
+    // A member to be the primary with no data recovers, never runs initdb, once the cluster's data exists: from the
+    // cluster's own archive, all of it; before that, from bootstrap.recovery's.
+    const recovery = bootstrapped ? { source: cluster.metadata.name, path: repositoryPath(cluster, store) }
+      : spec.bootstrap?.recovery;
+    if (recovery) env.push(...recoveryEnv(cluster, recovery));
+  } else if (restoreFrom) {
     volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });
     mounts.push({ name: 'backups', mountPath: backupsDir, readOnly: true });
     env.push({ name: 'RESTORE', value: 'true' }, { name: 'BACKUP_ROOT', value: backupsDir },

@@ -18,7 +18,7 @@ import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
   memberLabels, memberPod, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
-import { archiverQuery, archivingCondition, parseArchiverStats } from './archiving.ts';
+import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
@@ -387,7 +387,10 @@ class PostgresClusterReconciler {
       stuckAfterMs: this.stuckAfterMs,
       ...(this.replacedAt.has(uid) ? { lastReplacedMsAgo: performance.now() - this.replacedAt.get(uid)! } : {}),
       // A recovery's archive is in the store, which only the member reads: it says if the archive is not there.
-      backupAvailable: this.backupOf(cluster, spec) !== undefined || spec.bootstrap?.recovery !== undefined,
+      backupAvailable: spec.backup?.objectStore
+        // Only a backup in the store counts; the store itself only the member reads, and it says what is missing.
+        ? (cluster.status?.bootstrapped ? cluster.status.lastBackup?.type !== undefined : spec.bootstrap?.recovery !== undefined)
+        : this.backupOf(cluster, spec) !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
     };
   }
@@ -470,8 +473,10 @@ class PostgresClusterReconciler {
         await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
         await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', !step.restore ? `Added seed member ${step.member}`
-          : spec.bootstrap?.recovery ? `Recovering seed member ${step.member} from ${spec.bootstrap.recovery.source}'s ` +
-            `archive${recoveryTarget(spec.bootstrap.recovery)}` : `Restoring seed member ${step.member} from the latest backup`);
+          : spec.backup?.objectStore && cluster.status?.bootstrapped ? `Recovering seed member ${step.member} from the ` +
+            'cluster\'s own archive, all of it'
+            : spec.bootstrap?.recovery ? `Recovering seed member ${step.member} from ${spec.bootstrap.recovery.source}'s ` +
+              `archive${recoveryTarget(spec.bootstrap.recovery)}` : `Restoring seed member ${step.member} from the latest backup`);
         return { primary: step.member };
       case 'failed':
         await event('Warning', step.reason, step.message);
@@ -737,6 +742,7 @@ class PostgresClusterReconciler {
       readyMembers: members.filter((m) => m.ready).length,
       members,
       currentVersion: versions.size === 1 ? [...versions][0] : cluster.status?.currentVersion,
+      ...(cluster.status?.bootstrapped || members.some((m) => m.role === 'primary' && m.ready) ? { bootstrapped: true } : {}),
       ...(outcome.synchronous ? { synchronous: outcome.synchronous } : {}),
       ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
     };
@@ -751,7 +757,7 @@ class PostgresClusterReconciler {
   /**
    * The ContinuousArchiving condition as last found. A fresh look is started, never waited for, while the cluster is
    * steady, at most every archiveCheckMs: a store that does not answer holds up no failover. On a primary not yet
-   * seen archiving, pgBackRest first makes the stanza and checks that a WAL switch reaches the store.
+   * seen archiving, pgBackRest first makes the stanza (tried again until it can), then one WAL switch is archived.
    */
   private archiving(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined): Pending | undefined {
     const uid = cluster.metadata.uid;
@@ -775,8 +781,9 @@ class PostgresClusterReconciler {
       let condition: Pending;
       try {
         if (!verified) {
-          await this.run(ns, name, `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create && ` +
-            `timeout ${archiveCheckMs / 1000} pgbackrest check --archive-timeout=${archiveCheckMs / 2000}`);
+          await this.run(ns, name, `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create`);
+          // One WAL switch per primary, not per look: an idle cluster shows at once that its archiving works.
+          await this.run(ns, name, switchWalScript);
           entry.verifiedPod = primary.metadata.uid;
         }
         condition = archivingCondition(parseArchiverStats(await this.run(ns, name, archiverQuery)), name, generation);

@@ -104,12 +104,14 @@ export const postgresClusterSpec = object({
         message: 'at most one of targetTime, targetLSN and targetName' },
     ] }),
   }, { description: 'How a new cluster gets its data; default an empty database (initdb). Set when the cluster is ' +
-    'made, never changed after.', rules: [
+    'made, never changed after (a CEL rule says so).', rules: [
     { rule: 'has(self.fromBackup) != has(self.recovery)', message: 'exactly one of fromBackup and recovery' },
   ] }),
 }, { description: 'The PostgreSQL cluster wanted.', required: true, rules: [
   { rule: '!has(self.bootstrap) || !has(self.bootstrap.recovery) || (has(self.backup) && has(self.backup.objectStore))',
     message: 'bootstrap.recovery reads from backup.objectStore: set it', fieldPath: '.bootstrap.recovery' },
+  { rule: unchanged('bootstrap'), message: 'bootstrap cannot change: it says how the cluster\'s data was first made',
+    fieldPath: '.bootstrap' },
 ] });
 
 /** A backup into the object store, as it goes. */
@@ -125,6 +127,8 @@ export const postgresClusterStatus = statusOf({
   phase: enumeration(phases, { description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.' }),
   primary: string({ description: 'The member serving writes.' }),
   currentVersion: string({ description: 'The PostgreSQL version the members run.' }),
+  bootstrapped: boolean({ description: 'Whether the cluster\'s data was made (its first primary was ready): from then ' +
+    'on a member with no data is never initialised or bootstrapped again, only restored.' }),
   readyMembers: integer({ description: 'Members ready to serve.', minimum: 0 }),
   members: array(object({
     name: string({ description: 'The member (its Pod and PersistentVolumeClaim).', required: true }),

@@ -81,10 +81,18 @@ set_passwords() {
   socket=$SOCKET_DIR
   SOCKET_DIR=$(mktemp -d)
   log=$(mktemp)
-  pg_ctl -D "$1" -w -t 600 -l "$log" -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR" \\
+  # With archiving, what this start writes is archived too: a recovery's promotion makes a timeline whose history
+  # file a later recovery needs (archive_mode=on here: what it restores from another archive is not pushed again).
+  archiving=
+  [ -z "\${PGBACKREST_STANZA:-}" ] ||
+    archiving="-c archive_mode=on -c archive_command='pgbackrest archive-push %p'"
+  pg_ctl -D "$1" -w -t 86400 -l "$log" \\
+    -o "-c listen_addresses='' -c synchronous_standby_names='' -p $PGPORT -k $SOCKET_DIR $archiving" \\
     start >/dev/null || { cat "$log" >&2; exit 1; }
-  # A recovery replays up to its target first, then promotes: only then are roles writable.
-  while [ "$(local_sql "SELECT pg_is_in_recovery()")" = t ]; do sleep 1; done
+  # A recovery replays up to its target first, then promotes: only then are roles writable. One that cannot reach
+  # its target stops PostgreSQL, whose log says why.
+  while state=$(local_sql "SELECT pg_is_in_recovery()" 2>/dev/null || echo down); [ "$state" = t ]; do sleep 1; done
+  [ "$state" = f ] || { echo "PostgreSQL stopped before it could take writes:" >&2; cat "$log" >&2; exit 1; }
   local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
   local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
   local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
@@ -224,8 +232,10 @@ set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 [ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
 # Archiving, where pgBackRest is configured: a primary pushes each completed WAL segment (and one at least every
 # ARCHIVE_TIMEOUT seconds), and a replica whose primary no longer has a segment fetches it from the archive.
+# Replicas push what they receive as well (archive_mode=always; pgBackRest takes the same segment twice): a segment
+# the old primary had not pushed when it was lost is still archived by the replica promoted after it.
 if [ -n "\${PGBACKREST_STANZA:-}" ]; then
-  set -- "$@" -c archive_mode=on -c "archive_command=pgbackrest archive-push %p" \
+  set -- "$@" -c archive_mode=always -c "archive_command=pgbackrest archive-push %p" \
     -c "restore_command=pgbackrest archive-get %f \"%p\"" -c archive_timeout="\${ARCHIVE_TIMEOUT:-60}"
 fi
 [ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
