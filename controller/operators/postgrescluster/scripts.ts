@@ -232,10 +232,8 @@ set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 [ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
 # Archiving, where pgBackRest is configured: a primary pushes each completed WAL segment (and one at least every
 # ARCHIVE_TIMEOUT seconds), and a replica whose primary no longer has a segment fetches it from the archive.
-# Replicas push what they receive as well (archive_mode=always; pgBackRest takes the same segment twice): a segment
-# the old primary had not pushed when it was lost is still archived by the replica promoted after it.
 if [ -n "\${PGBACKREST_STANZA:-}" ]; then
-  set -- "$@" -c archive_mode=always -c "archive_command=pgbackrest archive-push %p" \
+  set -- "$@" -c archive_mode=on -c "archive_command=pgbackrest archive-push %p" \
     -c "restore_command=pgbackrest archive-get %f \"%p\"" -c archive_timeout="\${ARCHIVE_TIMEOUT:-60}"
 fi
 [ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
