@@ -844,6 +844,13 @@ export interface PostgresClusterSpecBackup {
   readonly retain?: number;
 
   /**
+   * With objectStore, keep backups by age instead of by count: a full backup goes once a newer one is at least this many days old, so any time in the last retainDays days can be recovered to (pgBackRest's time retention); the WAL before the oldest backup kept goes with it.
+   *
+   * @schema PostgresClusterSpecBackup#retainDays
+   */
+  readonly retainDays?: number;
+
+  /**
    * When to take a base backup, as a cron expression, e.g. "0 3 * * *".
    *
    * @schema PostgresClusterSpecBackup#schedule
@@ -860,6 +867,7 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
   const result = {
     'objectStore': toJson_PostgresClusterSpecBackupObjectStore(obj.objectStore),
     'retain': obj.retain,
+    'retainDays': obj.retainDays,
     'schedule': obj.schedule,
   };
   // filter undefined values

@@ -168,7 +168,77 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     assert.match(scheduled.scheduledBackup.token, /^scheduled-\d{8}T\d{4}Z$/);
     assert.equal(scheduled.conditions.find((c: any) => c.type === 'ContinuousArchiving')?.status, 'True');
     assert.equal(await get('cronjob', 'restored-backups'), undefined);
+
+    // Every member and its data lost: the new seed recovers restored's own archive, all of it, new timeline included,
+    // not the bootstrap's target again.
+    const inRestored = (query: string) => kubectl('exec', 'restored-0000', '-c', 'postgres', '--', 'psql', '-X',
+      '-v', 'ON_ERROR_STOP=1', '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query);
+    await inRestored('INSERT INTO ticks (id) SELECT generate_series(31, 35)');
+    const tail = (await inRestored('SELECT pg_walfile_name(pg_current_wal_lsn())')).stdout.trim();
+    await inRestored('SELECT pg_switch_wal()');
+    await waitFor(`segment ${tail} of restored in the store`, async () => {
+      const listing = await s3Request(store, 'GET',
+        `/${store.bucket}?list-type=2&prefix=${encodeURIComponent(`${namespace}/restored/archive/`)}`);
+      return listing.includes(`/${tail}-`) || undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    const lostClaim = (await get('pvc', 'restored-0000')).metadata.uid;
+    const lostAt = performance.now();
+    await kubectl('delete', 'pvc', 'restored-0000', '--wait=false');
+    await kubectl('delete', 'pod', 'restored-0000', '--grace-period=1');
+    // The new seed takes the first name again, on a new claim.
+    await waitFor('restored Running again on a new volume', async () => {
+      const claim = await get('pvc', 'restored-0000');
+      const s = (await get('pgc', 'restored'))?.status;
+      const pod = await get('pod', 'restored-0000');
+      const ready = pod?.status?.containerStatuses?.every((c: any) => c.ready);
+      return claim && claim.metadata.uid !== lostClaim && ready && s?.phase === 'Running' ? s : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 1000 });
+    const totalLossSeconds = (performance.now() - lostAt) / 1000;
+    assert.match((await kubectl('get', 'events', '--field-selector', 'reason=Restoring', '-o',
+      'jsonpath={.items[*].message}')).stdout, /Recovering seed member restored-0000 from the cluster's own archive/);
+    const again = (await kubectl('exec', 'restored-0000', '-c', 'postgres', '--', 'psql', '-X', '-h',
+      '/var/run/postgresql', '-U', 'postgres', '-Atc', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM ticks')).stdout.trim();
+    assert.equal(again, [...Array.from({ length: 20 }, (_, i) => i + 1), 31, 32, 33, 34, 35].join(','));
+    console.log(`total loss: restored Running again from its own archive ${totalLossSeconds.toFixed(1)} s after its ` +
+      'only member and volume were deleted');
     console.log(`point-in-time recovery: the new cluster Running ${recoverySeconds.toFixed(1)} s after it was made; ` +
       `backup ${backup.name} took ${backup.durationSeconds} s, ${backup.repositorySizeBytes} bytes in the store`);
+  });
+
+  it('backs up again once a promotion starts a new timeline: WAL the old primary had not pushed is never needed', async () => {
+    const restored = async () => (await get('pgc', 'restored'))?.status;
+    const timeline = (wal: string) => Number.parseInt(wal.slice(0, 8), 16);
+    // No scheduled backup due meanwhile: the one after the promotion is the timeline's.
+    await kubectl('patch', 'pgc', 'restored', '--type=merge', '-p', JSON.stringify({ spec: { size: 2,
+      backup: { schedule: '@daily' } } }));
+    await waitFor('restored with 2 ready members, no backup running', async () => {
+      const s = await restored();
+      return s?.phase === 'Running' && s.readyMembers === 2 && s.scheduledBackup?.phase !== 'Running' ? s : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 2000 });
+    // Its recovery started a timeline too: a backup in it first.
+    const before = timeline((await kubectl('exec', 'restored-0000', '-c', 'postgres', '--', 'psql', '-X', '-h',
+      '/var/run/postgresql', '-U', 'postgres', '-Atc', 'SELECT pg_walfile_name(pg_current_wal_lsn())')).stdout.trim());
+    await waitFor(`a backup in timeline ${before}`, async () => {
+      const last = (await restored())?.lastBackup;
+      return last && timeline(last.beginWal) === before || undefined;
+    }, { timeoutMs: 240_000, intervalMs: 2000 });
+    // The primary's volume deleted: it is switched over to restored-0001, which goes on in a new timeline.
+    await kubectl('delete', 'pvc', 'restored-0000', '--wait=false');
+    await waitFor('restored-0001 promoted', async () => (await restored())?.primary === 'restored-0001' || undefined,
+      { timeoutMs: 240_000, intervalMs: 2000 });
+    const promotedAt = performance.now();
+    const backup = await waitFor('a backup in the new timeline', async () => {
+      const last = (await restored())?.lastBackup;
+      return last && timeline(last.beginWal) > before ? last : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(async (error: Error) => {
+      const s = await restored();
+      throw new Error(`${error.message}; last: ${JSON.stringify({ lastBackup: s?.lastBackup, scheduled: s?.scheduledBackup,
+        conditions: s?.conditions, phase: s?.phase })}`);
+    });
+    assert.equal(backup.type, 'incr');
+    assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
+      'jsonpath={.items[*].message}')).stdout, /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-0001/);
+    console.log(`new timeline: backup ${backup.name} in the store ${((performance.now() - promotedAt) / 1000).toFixed(1)} s ` +
+      'after the promotion was seen');
   });
 });

@@ -43,24 +43,25 @@ describe('archiving with pgBackRest', () => {
   });
 
   it('says whether WAL reaches the archive from PostgreSQL\'s archiver statistics', () => {
-    const archiving = parseArchiverStats('12|000000010000000000000009|2026-11-26T02:00:00Z|0|||0|\n');
+    const archiving = parseArchiverStats('12|000000010000000000000009|2026-11-26T02:00:00Z|0|||0||00000001\n');
     assert.deepEqual(archiving, { waitingCount: 0, archivedCount: 12, failedCount: 0, lastArchivedWal: '000000010000000000000009',
-      lastArchivedTime: '2026-11-26T02:00:00Z' });
+      lastArchivedTime: '2026-11-26T02:00:00Z', timeline: 1 });
     assert.equal(archivingCondition(archiving, 'db-0000').reason, 'Archiving');
-    const failing = parseArchiverStats('12|000000010000000000000009|2026-11-26T02:00:00Z|3|00000001000000000000000A|2026-11-26T02:01:00Z|1|5');
+    const failing = parseArchiverStats('12|000000010000000000000009|2026-11-26T02:00:00Z|3|00000001000000000000000A|2026-11-26T02:01:00Z|1|5|00000001');
     const condition = archivingCondition(failing, 'db-0000');
     assert.equal(condition.status, 'False');
     assert.equal(condition.reason, 'ArchiveFailing');
     assert.match(condition.message, /cannot archive WAL segment 00000001000000000000000A/);
-    const recovered = parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|3|00000001000000000000000A|2026-11-26T02:01:00Z|0|');
+    const recovered = parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|3|00000001000000000000000A|2026-11-26T02:01:00Z|0||00000001');
     assert.equal(archivingCondition(recovered, 'db-0000').status, 'True');
-    assert.equal(archivingCondition(parseArchiverStats('0|||0|||0|'), 'db-0000').reason, 'NothingArchivedYet');
+    assert.equal(archivingCondition(parseArchiverStats('0|||0|||0||00000001'), 'db-0000').reason, 'NothingArchivedYet');
     assert.throws(() => parseArchiverStats('psql: error'), /unexpected archiver statistics/);
+    assert.equal(parseArchiverStats('0|||0|||0||0000000A').timeline, 10);
     // A store that hangs fails nothing: segments waiting past two archive_timeouts say it.
-    const hanging = parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|0|||2|121');
+    const hanging = parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|0|||2|121|00000001');
     assert.equal(archivingCondition(hanging, 'db-0000').reason, 'ArchiveFailing');
     assert.match(archivingCondition(hanging, 'db-0000').message, /has 2 WAL segments waiting to be archived, the oldest for 121s/);
-    assert.equal(archivingCondition(parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|0|||1|30'),
+    assert.equal(archivingCondition(parseArchiverStats('13|00000001000000000000000A|2026-11-26T02:02:00Z|0|||1|30|00000001'),
       'db-0000').status, 'True');
   });
 });

@@ -20,31 +20,42 @@ export interface ArchiverStats {
   failedCount: number;
   lastFailedWal?: string;
   lastFailedTime?: string;
+  /** The primary's timeline: each promotion starts a new one. */
+  timeline: number;
 }
 
 /**
  * One line from PostgreSQL: archived_count|last_archived_wal|last_archived_time|failed_count|last_failed_wal|
- * last_failed_time|waiting segments|seconds the oldest has waited.
+ * last_failed_time|waiting segments|seconds the oldest has waited|the timeline (hexadecimal, as in WAL file names).
  */
 export const archiverQuery = `psql -X -v ON_ERROR_STOP=1 -h /var/run/postgresql -U postgres -d postgres -Atc "SELECT
   archived_count, coalesce(last_archived_wal, ''), coalesce(to_char(last_archived_time AT TIME ZONE 'UTC',
   'YYYY-MM-DD\\"T\\"HH24:MI:SS\\"Z\\"'), ''), failed_count, coalesce(last_failed_wal, ''),
   coalesce(to_char(last_failed_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\\"T\\"HH24:MI:SS\\"Z\\"'), ''),
   (SELECT count(*) || '|' || coalesce(extract(epoch FROM now() - min(modification))::bigint::text, '')
-    FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready') FROM pg_stat_archiver"`;
+    FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready') || '|' ||
+  substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) FROM pg_stat_archiver"`;
 
 export const switchWalScript = 'psql -X -v ON_ERROR_STOP=1 -h /var/run/postgresql -U postgres -d postgres -Atc ' +
   '"SELECT pg_switch_wal()"';
 
 export function parseArchiverStats(line: string): ArchiverStats {
   const fields = line.trim().split('|');
-  if (fields.length !== 8) throw new Error(`unexpected archiver statistics: "${line.trim()}"`);
-  const [archived, lastArchivedWal, lastArchivedTime, failed, lastFailedWal, lastFailedTime, waiting, oldest] = fields;
+  if (fields.length !== 9) throw new Error(`unexpected archiver statistics: "${line.trim()}"`);
+  const [archived, lastArchivedWal, lastArchivedTime, failed, lastFailedWal, lastFailedTime, waiting, oldest, timeline] =
+    fields;
   const optional = (key: string, value: string | undefined) => (value ? { [key]: value } : {});
-  return { waitingCount: Number(waiting), ...(oldest ? { oldestWaitingSeconds: Number(oldest) } : {}),
+  return { timeline: timelineOf(timeline!), waitingCount: Number(waiting),
+    ...(oldest ? { oldestWaitingSeconds: Number(oldest) } : {}),
     archivedCount: Number(archived), failedCount: Number(failed), ...optional('lastArchivedWal', lastArchivedWal),
     ...optional('lastArchivedTime', lastArchivedTime), ...optional('lastFailedWal', lastFailedWal),
     ...optional('lastFailedTime', lastFailedTime) };
+}
+
+/** The timeline a WAL file name (or its first 8 hexadecimal digits) is on. */
+export function timelineOf(walName: string): number {
+  if (!/^[0-9A-F]{8}/.test(walName)) throw new Error(`not a WAL file name: "${walName}"`);
+  return parseInt(walName.slice(0, 8), 16);
 }
 
 /** The condition the statistics make, on `primary`; `since` says where they count from (PostgreSQL resets them at start). */

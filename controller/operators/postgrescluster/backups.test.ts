@@ -46,8 +46,10 @@ describe('backups into the object store', () => {
     assert.equal(tokenProblem('nightly-2026.11.26_1'), undefined);
     assert.match(tokenProblem('x; rm -rf /')!, /must be 1-63 letters/);
     assert.match(tokenProblem('')!, /must be 1-63 letters/);
-    assert.match(startBackupScript('before-t', 3),
+    assert.match(startBackupScript('before-t', { retain: 3 }),
       /--repo1-retention-full=3 --annotation=keelson.dev\/request=before-t .*\n.*backup-before-t.log/);
+    assert.match(startBackupScript('aged', { retain: 3, retainDays: 30 }),
+      / --repo1-retention-full-type=time --repo1-retention-full=30 --annotation=/);
   });
 });
 
@@ -72,10 +74,10 @@ describe('following backups into the object store', () => {
       record: async () => undefined,
     }, { checkEveryMs: 0, startGraceMs: 0 });
     /** follow() until its look under way has ended, writing what it returns into the status, as reconcile does. */
-    const step = async (status: any, annotation?: string) => {
-      let result = await backups.follow(clusterWith(status, annotation), spec, true, primary);
+    const step = async (status: any, annotation?: string, timeline?: number) => {
+      let result = await backups.follow(clusterWith(status, annotation), spec, true, primary, timeline);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      result = await backups.follow(clusterWith({ ...status, ...result }, annotation), spec, true, primary);
+      result = await backups.follow(clusterWith({ ...status, ...result }, annotation), spec, true, primary, timeline);
       return { ...status, ...result };
     };
     return { scripts, step, started: () => scripts.filter((s) => s.includes('pgbackrest backup')) };
@@ -108,6 +110,28 @@ describe('following backups into the object store', () => {
     assert.equal(status.backupRequest.phase, 'Running');
     assert.equal(status.scheduledBackup, undefined, 'the first backup waits for the running one');
     assert.equal(started().length, 1);
+  });
+
+  it('takes a backup once a promotion put the primary on a newer timeline than the last backup\'s', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-26T03:15:10Z') });
+    let listed: object[] = [];
+    const { step, started } = harness(() => info({ backup: { held: listed.length === 0 } }, listed));
+    const onFirst = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full', beginWal: full.archive.start } };
+    let status: any = await step(onFirst, undefined, 1);
+    assert.equal(started().length, 0);
+    status = await step(status, undefined, 2);
+    assert.equal(status.scheduledBackup.phase, 'Running');
+    const onSecond = { ...full, label: '20261126-031500F', archive: { start: '000000020000000000000007', stop: '000000020000000000000007' },
+      annotation: { 'keelson.dev/request': status.scheduledBackup.token } };
+    listed = [full, onSecond];
+    status = await step(status, undefined, 2);
+    assert.equal(status.lastBackup.beginWal, '000000020000000000000007');
+    status = await step(status, undefined, 2);
+    // Once per timeline: a status read a minute later, from before the backup's end was written, starts no other.
+    t.mock.timers.setTime(Date.parse('2026-11-26T03:16:10Z'));
+    await step({ ...onFirst, scheduledBackup: status.scheduledBackup }, undefined, 2);
+    assert.equal(started().length, 1);
+    assert.match(started()[0]!, /--type=incr /);
   });
 
   it('says Failed, with the end of pgBackRest\'s log, when the backup ends without reaching the repository', async () => {

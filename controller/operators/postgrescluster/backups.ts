@@ -5,6 +5,7 @@
 // reported Failed with the end of its log.
 import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
+import { timelineOf } from './archiving.ts';
 import { parseSchedule, previousFire } from './cron.ts';
 import type { PostgresClusterResource, PostgresClusterStatus } from './schema.ts';
 
@@ -41,11 +42,15 @@ export function tokenProblem(token: string): string | undefined {
 
 /**
  * Starts a full backup for `token` in a session of its own, which outlives the exec, and returns at once. pgBackRest
- * then expires what is past `retain` full backups (given here, not to the members: a change restarts none).
+ * then expires what is past `retain` full backups, or past `retainDays` days (given here, not to the members: a
+ * change restarts none).
  */
-export function startBackupScript(token: string, retain: number): string {
+export function startBackupScript(token: string, { retain, retainDays }: { retain: number; retainDays?: number },
+  type: 'full' | 'incr' = 'full'): string {
+  const retention = retainDays === undefined ? `--repo1-retention-full=${retain}`
+    : `--repo1-retention-full-type=time --repo1-retention-full=${retainDays}`;
   return `mkdir -p ${logDir}
-setsid pgbackrest backup --type=full --repo1-retention-full=${retain} --annotation=keelson.dev/request=${token} \\
+setsid pgbackrest backup --type=${type} ${retention} --annotation=keelson.dev/request=${token} \\
   > ${logDir}/backup-${token}.log 2>&1 < /dev/null &`;
 }
 
@@ -124,11 +129,13 @@ export class StoreBackups {
   /** By cluster uid and slot: what is known, on which pod it runs, when last looked at, and the look under way. */
   private readonly checks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
     unseen: number; running?: Promise<void> }>();
+  /** By cluster uid: the timeline this process last took a backup for, as a promotion started it. */
+  private readonly timelineBackups = new Map<string, number>();
 
   constructor(private readonly deps: StoreBackupsDeps, private readonly timing = defaultTiming) {}
 
-  /** What the status should say of the cluster's backups. */
-  async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined):
+  /** What the status should say of the cluster's backups; `timeline`, the primary's, where known. */
+  async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined, timeline?: number):
   Promise<Partial<PostgresClusterStatus>> {
     if (!spec.backup?.objectStore) return {};
     let due: string | undefined;
@@ -142,12 +149,24 @@ export class StoreBackups {
       }
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
-    // A cluster whose store holds no backup of it yet takes one at once: a recovery needs one to start from.
-    const first = cluster.status?.lastBackup?.type === undefined && !this.tracked(cluster, 'scheduledBackup')
+    // A cluster whose store holds no backup of it yet takes one at once: a recovery needs one to start from. So does
+    // one promoted onto a new timeline since its last backup: the segments its old primary completed but had not
+    // pushed when it was lost are in no archive, and a recovery could not replay past them.
+    // That one is incremental (what a recovery replays starts at it, in the new timeline), so that switchovers do
+    // not cycle full backups out; asked once per timeline by this process, whatever becomes of it.
+    const last = cluster.status?.lastBackup;
+    const uid = cluster.metadata.uid;
+    const newTimeline = due === undefined && last?.beginWal !== undefined && timeline !== undefined &&
+      timelineOf(last.beginWal) < timeline && this.timelineBackups.get(uid) !== timeline;
+    const first = (last?.type === undefined && !this.tracked(cluster, 'scheduledBackup')) || newTimeline
       ? `scheduled-${minuteStamp(new Date())}` : undefined;
     const manual = await this.followSlot(cluster, spec, steady, primary, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
-    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? first);
+    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? first,
+      newTimeline ? 'incr' : 'full');
+    if (newTimeline && scheduled.scheduledBackup?.token === first && scheduled.scheduledBackup?.phase === 'Running') {
+      this.timelineBackups.set(uid, timeline!);
+    }
     return { ...manual, ...scheduled, ...(manual.lastBackup && scheduled.lastBackup
       ? { lastBackup: [manual.lastBackup, scheduled.lastBackup].sort((a, b) => a.time.localeCompare(b.time))[1] } : {}) };
   }
@@ -158,7 +177,7 @@ export class StoreBackups {
   }
 
   private async followSlot(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined, slot: Slot,
-    wanted: string | undefined): Promise<Partial<PostgresClusterStatus>> {
+    wanted: string | undefined, type: 'full' | 'incr' = 'full'): Promise<Partial<PostgresClusterStatus>> {
     const key = `${cluster.metadata.uid}/${slot}`;
     const request = this.tracked(cluster, slot);
     // A backup under way is followed to its end, whatever is asked meanwhile (an annotation removed, a newer time),
@@ -177,8 +196,9 @@ export class StoreBackups {
       const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
         this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
       if (!steady || busy || !primary || !ready(primary)) return {};
-      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, spec.backup!.retain));
-      await event('Normal', 'BackupStarted', `Full backup ${token} started on ${primary.metadata.name}, into the object store`);
+      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, spec.backup!, type));
+      await event('Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ${token} started on ` +
+        `${primary.metadata.name}, into the object store`);
       const status = { [slot]: { token, phase: 'Running' as const, member: primary.metadata.name,
         startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
       this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now(), unseen: 0 });

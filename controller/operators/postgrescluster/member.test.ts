@@ -3,7 +3,7 @@
 // replica, members that cannot be rewound or were cloned halfway cloned afresh, base backups with retention, and a
 // restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -280,6 +280,13 @@ describe('member scripts against real PostgreSQL', () => {
     await assert.rejects(member('orphan', { MEMBER_ROLE: 'primary', RESTORE: 'true', BACKUP_ROOT: backups(),
       BACKUP_NAME: '29991231T235959Z' }), /no base backup 29991231T235959Z in/);
   });
+
+  it('never initialises a primary with no data once the cluster\'s data exists, and touches nothing', async () => {
+    const empty = join(dir, 'emptied');
+    await assert.rejects(startMember(environment, 'emptied', empty, memberScript,
+      { MEMBER_ROLE: 'primary', BOOTSTRAPPED: 'true' }), /its volume has no data and the cluster's data exists/);
+    await assert.rejects(readdir(empty), { code: 'ENOENT' });
+  });
 });
 
 describe('the member script as PID 1, fencing on its agent\'s word', () => {
@@ -321,6 +328,21 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     assert.ok((await stoppedAt(primary)) - said <= 1_500, 'not stopped within a second of the word');
     assert.match(primary.output(), /stopping PostgreSQL: the member agent says replica/);
     members.splice(members.indexOf(primary), 1);
+  });
+
+  it('sets the passwords it is given on a primary starting on its data, though its standbys cannot log in yet', async () => {
+    await appendFile(join(dir, 'fence', 'postgresql.auto.conf'), "synchronous_standby_names = 'ANY 1 (nobody)'\n");
+    await say('primary');
+    keepSaying('primary');
+    const given = { POSTGRES_PASSWORD: 'madeAgain2', REPLICATION_PASSWORD: 'madeAgain3' };
+    const primary = await member('fence', { MEMBER_ROLE: 'primary', ROLE_FILE: roleFile, ...fence, ...given });
+    const login = (user: string, password: string) => runScript(environment,
+      `psql -X -h 127.0.0.1 -p ${primary.port} -U ${user} -d postgres -Atc 'SELECT 1'`, { PGPASSWORD: password })
+      .then(() => true, () => false);
+    await waitFor('the new passwords taken', async () => await login('postgres', given.POSTGRES_PASSWORD) &&
+      await login('replicator', given.REPLICATION_PASSWORD), { timeoutMs: 15_000, intervalMs: 250 });
+    assert.equal(await login('postgres', passwords.POSTGRES_PASSWORD), false);
+    silence();
   });
 });
 

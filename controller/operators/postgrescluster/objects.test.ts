@@ -43,7 +43,19 @@ describe('member pods of a cluster archiving into an object store', () => {
     assert.equal(env(lost).RECOVER_PATH, '/shop/db');
     assert.equal(env(lost).RECOVER_TARGET, undefined);
     assert.equal(env(lost).RESTORE, undefined);
+    assert.equal(env(lost).BOOTSTRAPPED, undefined);
     assert.ok(!lost.spec.volumes.some((v: any) => v.name === 'backups'));
+  });
+
+  it('never recover into a member made while the cluster has others, which stops rather than initialise', () => {
+    const made = { ...cluster, status: { bootstrapped: true } };
+    for (const role of ['primary', 'replica'] as const) {
+      const member = env(memberPod(made, archiving, 'db-0001', { role, agentImage: 'k:1' }));
+      assert.equal(member.RECOVER_STANZA, undefined);
+      assert.equal(member.BOOTSTRAPPED, 'true');
+    }
+    assert.equal(env(memberPod(made, spec, 'db-0001', { role: 'primary', agentImage: 'k:1' })).BOOTSTRAPPED, 'true');
+    assert.equal(env(pod(archiving)).BOOTSTRAPPED, undefined);
   });
 });
 

@@ -141,8 +141,15 @@ function claim(cluster: Cluster, spec: Spec, name: string, labels: Record<string
 }
 
 export const memberLabels = (member: string) => ({ [memberLabel]: member });
-export const memberClaim = (cluster: Cluster, spec: Spec, member: string) =>
-  claim(cluster, spec, member, memberLabels(member), deletesData(spec));
+/**
+ * On the claim of a seed made from a backup or an archive, until it first serves as the primary: a pod made again
+ * for it meanwhile restores too, rather than stop as a member with no data would once the cluster's data exists.
+ */
+export const restoringAnnotation = 'keelson.dev/restoring';
+export function memberClaim(cluster: Cluster, spec: Spec, member: string, restoring = false): KubeObject {
+  const made = claim(cluster, spec, member, memberLabels(member), deletesData(spec));
+  return restoring ? { ...made, metadata: { ...made.metadata, annotations: { [restoringAnnotation]: 'true' } } } : made;
+}
 export const backupClaim = (cluster: Cluster, spec: Spec) => claim(cluster, spec, names.backups(cluster.metadata.name), {}, false);
 
 const secretEnv = (cluster: string) => [
@@ -161,7 +168,10 @@ export interface MemberOptions {
   role: Role;
   /** The operator's image, which runs the member agent. */
   agentImage: string;
-  /** Without an object store: restore from `restoreFrom`'s backup volume when the member has no data. */
+  /**
+   * A seed made when the cluster's data exists elsewhere: restored from `restoreFrom`'s backup volume, or, with an
+   * object store, recovered from the cluster's own archive.
+   */
   restoreFrom?: { cluster: string; backup?: string };
 }
 
@@ -236,11 +246,13 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       mounts.push(ca.mount);
     }
   }
+  // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made
+  // again after every member was lost restores (restoreFrom); any other stops, and a replica is promoted instead.
+  if (bootstrapped && !restoreFrom) env.push({ name: 'BOOTSTRAPPED', value: 'true' });
   if (store) {
-    // A member to be the primary with no data recovers, never runs initdb, once the cluster's data exists: from the
-    // cluster's own archive, all of it; before that, from bootstrap.recovery's.
-    const recovery = bootstrapped ? { source: cluster.metadata.name, path: repositoryPath(cluster, store) }
-      : spec.bootstrap?.recovery;
+    // The seed recovers: from bootstrap.recovery's archive; made again, from the cluster's own, all of it.
+    const recovery = !bootstrapped ? spec.bootstrap?.recovery
+      : restoreFrom && { source: cluster.metadata.name, path: repositoryPath(cluster, store) };
     if (recovery) env.push(...recoveryEnv(cluster, recovery));
   } else if (restoreFrom) {
     volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });

@@ -236,6 +236,45 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed(gone, { nextIndex: 3 })), { kind: 'add-member', member: 'db-0003' });
   });
 
+  it('fails over at once when the primary\'s member is gone, volume and all, once no pod of its name is left', () => {
+    const replicas = [member(1, pod('replica')), member(2, pod('replica', { ready: false }))];
+    const lease = { holder: 'db-0000', expired: true };
+    // Its Lease still renewed: its agent, and so perhaps its PostgreSQL, still runs somewhere.
+    assert.equal(nextStep(observed(replicas, { lease: { ...lease, expired: false } })).kind, 'wait');
+    const voters = { synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] } };
+    assert.deepEqual(nextStep(observed(replicas, { lease, ...voters })),
+      { kind: 'failover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    assert.deepEqual(nextStep(observed(replicas, { lease, strangers: ['db-0000'] })),
+      { kind: 'remove-stranger', pod: 'db-0000' });
+    assert.equal(nextStep(observed(replicas, { lease, terminating: ['pod db-0000'] })).kind, 'wait');
+    // A replica with no pod starts, to be a candidate, rather than wait for a primary that cannot come back, or has
+    // not come back for the failover timeout (it stops at once on a volume that came back empty).
+    assert.deepEqual(nextStep(observed([member(1)], { lease })), { kind: 'start-member', member: 'db-0001', role: 'replica' });
+    const emptied = [member(0, pod('primary', { ready: false })), member(1)];
+    assert.equal(nextStep(observed(emptied, { primaryLostForMs: 1000 })).kind, 'wait');
+    assert.deepEqual(nextStep(observed(emptied, { primaryLostForMs: failoverTimeoutMs })),
+      { kind: 'start-member', member: 'db-0001', role: 'replica' });
+  });
+
+  it('switches over only to replicas enough to promote one: the primary stays while one needed is not ready', () => {
+    const lagging = [{ ...member(0, pod('primary')), claimDeleting: true }, member(1, pod('replica')),
+      member(2, pod('replica', { ready: false, busyForMs: 600_000 }))];
+    const voters = { synchronousReplicas: 1, synchronous: { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] } };
+    const step = nextStep(observed(lagging, voters));
+    assert.equal(step.kind, 'wait');
+    assert.match(step.kind === 'wait' ? step.reason : '', /switchover from db-0000 waits: 1 of the synchronous standbys answered, and 2 must/);
+    const both = [lagging[0]!, member(1, pod('replica')), member(2, pod('replica'))];
+    assert.deepEqual(nextStep(observed(both, voters)), { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+  });
+
+  it('switches over when asked, once nothing else is to be done, every ready replica asked how far it goes', () => {
+    assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0002' })),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002' });
+    assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0002', size: 2 })),
+      { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
+    assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0000' })), { kind: 'steady' });
+  });
+
   it('picks the candidate whose WAL goes furthest', () => {
     assert.equal(bestCandidate([{ member: 'db-0001', lsn: 0x3000000n }, { member: 'db-0002', lsn: 0x1_00000000n }]), 'db-0002');
     assert.equal(bestCandidate([{ member: 'db-0002', lsn: 5n }, { member: 'db-0001', lsn: 5n }]), 'db-0001');

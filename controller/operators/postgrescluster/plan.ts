@@ -89,6 +89,8 @@ export interface Observed {
   backupAvailable: boolean;
   /** The spec asks to create the cluster from a backup. */
   bootstrapFromBackup: boolean;
+  /** A ready replica a switchover was asked to (switchover.ts). */
+  switchoverTo?: string;
 }
 
 export type Step =
@@ -108,7 +110,7 @@ export type Step =
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
   | { kind: 'replace-member'; member: string; deleteClaim: boolean; reason: string }
   | { kind: 'upgrade-member'; member: string }
-  | { kind: 'switchover'; from: string; candidates: string[] }
+  | { kind: 'switchover'; from: string; candidates: string[]; to?: string }
   | { kind: 'steady' };
 
 export const failoverTimeoutMs = 30_000;
@@ -244,6 +246,17 @@ export function nextStep(o: Observed): Step {
   const stray = o.lease && members.find((m) => m.name !== primaryName && m.pod && !m.pod.deleting && m.pod.role === 'primary');
   if (stray) return { kind: 'fence-primary', member: stray.name, holder: primaryName };
 
+  // The primary's member is gone, volume and all (its claim deleted after its pod): it cannot come back, and once
+  // no pod of its name is left, nor a Lease its agent renews, it can take no writes, so another is promoted without
+  // waiting out the timeout.
+  if (!primary) {
+    if (o.strangers.includes(primaryName)) return { kind: 'remove-stranger', pod: primaryName };
+    const going = o.terminating.includes(`pod ${primaryName}`);
+    const renewed = o.lease !== undefined && !o.lease.expired && o.lease.holder === primaryName;
+    const replicas = aliveReplicas(members, primaryName).map((m) => m.name);
+    if (!going && !renewed && replicas.length) return { kind: 'failover', from: primaryName, candidates: replicas };
+  }
+
   // A primary gone, unready, or with its Lease unrenewed, past the timeout, is failed over even while its pod is still
   // going away (a node that died never confirms the deletion); before that, its pod is deleted. Another member is
   // promoted only once the old one can take no writes: its pod is gone, or its Lease expired (its agent stopped it).
@@ -300,7 +313,7 @@ export function nextStep(o: Observed): Step {
   const leaving = members.find((m) => m.claimDeleting && m.pod);
   if (leaving?.name === primaryName) {
     const ready = readyReplicas(members, primaryName);
-    if (ready.length) return { kind: 'switchover', from: primaryName, candidates: ready };
+    if (ready.length) return switchover(o, primaryName, ready);
   } else if (leaving) {
     return { kind: 'delete-pod', member: leaving.name, reason: 'its volume is being deleted' };
   }
@@ -313,7 +326,11 @@ export function nextStep(o: Observed): Step {
   if (missing) {
     // The primary comes back on its own volume.
     const role: Role = missing.name === primaryName ? 'primary' : 'replica';
-    if (role === 'replica' && !up) return { kind: 'wait', reason: `member ${missing.name} waits for a primary to clone from` };
+    // With the primary gone for good, or lost past the timeout (a volume of its that came back empty), a replica
+    // with data starts to be a candidate.
+    if (role === 'replica' && !up && primary && lostFor < failoverTimeoutMs) {
+      return { kind: 'wait', reason: `member ${missing.name} waits for a primary to clone from` };
+    }
     return { kind: 'start-member', member: missing.name, role };
   }
   if (!up) {
@@ -347,9 +364,13 @@ export function nextStep(o: Observed): Step {
   if (replica) return { kind: 'upgrade-member', member: replica.name };
   const ready = readyReplicas(members, primaryName);
   if (outdated.length) {
-    return ready.length
-      ? { kind: 'switchover', from: primaryName, candidates: ready }
-      : { kind: 'upgrade-member', member: primaryName };
+    return ready.length ? switchover(o, primaryName, ready) : { kind: 'upgrade-member', member: primaryName };
+  }
+  // Asked for, once nothing else is to be done: every ready replica is asked how far its WAL goes, as in a failover.
+  // One that must wait for replicas to be ready holds up nothing else (the cluster is steady meanwhile).
+  if (o.switchoverTo && o.switchoverTo !== primaryName && ready.includes(o.switchoverTo)) {
+    const step = switchover(o, primaryName, ready);
+    if (step.kind === 'switchover') return { ...step, to: o.switchoverTo };
   }
   const stuck = busy[0];
   if (stuck) {
@@ -357,6 +378,19 @@ export function nextStep(o: Observed): Step {
       `${Math.round(stuck.pod!.busyForMs! / 1000)}s; nothing waits for it`, requeueAfterMs: 30_000 };
   }
   return { kind: 'steady' };
+}
+
+/**
+ * A switchover to one of the ready replicas, once they are enough of the synchronous standbys to promote one: the
+ * primary is stopped first, and must not be for a promotion that would then wait for a replica that is not ready.
+ */
+function switchover(o: Observed, from: string, ready: string[]): Step {
+  const voters = votersAfter(o, from);
+  const gone = voters.standbys.filter((s) => !o.members.some((m) => m.name === s));
+  const decision = choosePromotion(ready.map((member) => ({ member, lsn: 0n })), voters, gone);
+  return 'waiting' in decision
+    ? { kind: 'wait', reason: `switchover from ${from} waits: ${decision.waiting}`, requeueAfterMs: 5000 }
+    : { kind: 'switchover', from, candidates: ready };
 }
 
 /** Whether the primary serves: its pod runs and is ready, and its Lease, if any, is renewed. */

@@ -41,6 +41,17 @@ const client = async (host: string, query: string) =>
 const local = async (member: string, query: string) => (await kubectl('exec', member, '-c', 'postgres', '--', 'psql', '-X',
   '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
 
+/** The client pod, logging in with the password the credentials Secret holds as it starts. */
+async function startClient(): Promise<void> {
+  const secretEnv = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: 'orders-credentials', key } } });
+  await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'client' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'client', image,
+      imagePullPolicy: 'Never', command: ['sleep', '100000'], env: [secretEnv('PGPASSWORD', 'postgres-password'),
+        { name: 'PGUSER', value: 'postgres' }, { name: 'PGDATABASE', value: 'postgres' },
+        { name: 'PGCONNECT_TIMEOUT', value: '2' }] }] } }) });
+  await waitForPod(cluster, namespace, 'client', 'Running', isReady);
+}
+
 async function running(size: number, name = 'orders', extra: (s: any) => boolean = () => true): Promise<any> {
   let last: any;
   return waitFor(`${name} Running with ${size} ready members`, async () => {
@@ -142,13 +153,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec: { size: 3, version: '15', image,
         storage: { size: '256Mi' } } });
     await running(3);
-    const secretEnv = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: 'orders-credentials', key } } });
-    await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: 'client' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'client', image,
-        imagePullPolicy: 'Never', command: ['sleep', '100000'], env: [secretEnv('PGPASSWORD', 'postgres-password'),
-          { name: 'PGUSER', value: 'postgres' }, { name: 'PGDATABASE', value: 'postgres' },
-          { name: 'PGCONNECT_TIMEOUT', value: '2' }] }] } }) });
-    await waitForPod(cluster, namespace, 'client', 'Running', isReady);
+    await startClient();
   });
   after(async () => {
     await controller?.stop();
@@ -526,7 +531,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       await kubectl('delete', 'pvc', 'taken-0000');
     });
 
-  it('comes back with every row when deleted and made again with the same name', async () => {
+  it('comes back with every row when deleted and made again with the same name, its Secret lost too', async () => {
     const rows = await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks');
     const claims = (await get('pvc', '-l', 'keelson.dev/postgrescluster=orders,keelson.dev/member')).items
       .map((c: any) => c.metadata.uid).sort();
@@ -534,10 +539,19 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await kubectl('delete', 'pgc', 'orders');
     await waitFor('the members gone', async () => (await get('pods', '-l',
       'keelson.dev/postgrescluster=orders,keelson.dev/member')).items.length === 0, { timeoutMs: 120_000 });
+    // The Secret is kept with the volumes; deleted as well, nobody can say the passwords PostgreSQL has.
+    const password = (secret: any) => Buffer.from(secret.data['postgres-password'], 'base64').toString();
+    const old = password(await get('secret', 'orders-credentials'));
+    await kubectl('delete', 'secret', 'orders-credentials');
+    await kubectl('delete', 'pod', 'client', '--grace-period=1');
     await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'orders', namespace }, spec });
     const back = await running(3);
     assert.deepEqual((await get('pvc', '-l', 'keelson.dev/postgrescluster=orders,keelson.dev/member')).items
       .map((c: any) => c.metadata.uid).sort(), claims);
+    assert.notEqual(password(await get('secret', 'orders-credentials')), old);
+    assert.match((await kubectl('get', 'events', '--field-selector', 'reason=CredentialsReset', '-o',
+      'jsonpath={.items[*].message}')).stdout, /made again with new passwords, which the primary sets/);
+    await startClient();
     await waitFor('orders to take reads', () => client('orders', 'SELECT 1').then(() => true, () => false), { timeoutMs: 30_000 });
     assert.equal(await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks'), rows);
     await converged(back.members.map((m: any) => m.name), 'acks');

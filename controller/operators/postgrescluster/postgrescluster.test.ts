@@ -180,7 +180,9 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       ?.find((c: any) => c.type === 'VersionChangeRefused' && c.status === 'True'));
     assert.equal(refused.reason, 'MajorVersionChange');
     for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
+    // Kept in status too, for members made again while none runs.
     assert.equal((await status()).currentVersion, '17.3');
+    assert.equal((await status()).currentImage, 'postgres:17.3');
   });
 
   it('follows the Lease: fences a pod still labelled primary, and finishes a promotion cut short', async () => {
@@ -194,9 +196,29 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     await waitFor('the read-write Service on db-0002 alone', async () => JSON.stringify(await endpoints('db')) === '["db-0002"]');
   });
 
-  it('refuses a change of storage, which existing volumes would not follow', async () => {
+  it('refuses a change of storage, which existing volumes would not follow, and retention by age without a store', async () => {
     await assert.rejects(patch({ storage: { size: '2Gi' } }), /storage.size cannot change/);
     await assert.rejects(patch({ storage: { storageClassName: 'other' } }), /storage.storageClassName cannot change/);
+    await assert.rejects(patch({ backup: { schedule: '@daily', retainDays: 7 } }), /retainDays needs objectStore/);
+  });
+
+  it('switches over to the member keelson.dev/switchover-to names, once, and refuses a name that is no member\'s', async () => {
+    await exec.setPosition('db-0000', 'replica 0/9000000');
+    await kubectl('annotate', 'pgc', 'db', 'keelson.dev/switchover-to=db-0000');
+    const s = await running(2, (st) => st.primary === 'db-0000' && st.switchover?.phase === 'Completed');
+    assert.equal(s.switchover.to, 'db-0000');
+    assert.ok((await reasons()).some((r: string) =>
+      r.startsWith('Promoted Promoted db-0000 to primary in place of db-0002 (switchover asked for')));
+    await kubectl('annotate', 'pgc', 'db', '--overwrite', 'keelson.dev/switchover-to=db-0009');
+    const refused = await waitFor('the request refused', async () => {
+      const request = (await status())?.switchover;
+      return request?.phase === 'Failed' ? request : undefined;
+    });
+    assert.match(refused.message, /^no member is named "db-0009"/);
+    assert.ok((await reasons()).some((r: string) => r.startsWith('SwitchoverRefused no member is named "db-0009"')));
+    assert.equal((await status()).primary, 'db-0000');
+    await kubectl('annotate', 'pgc', 'db', 'keelson.dev/switchover-to-');
+    await waitFor('status.switchover gone with the annotation', async () => (await status())?.switchover === undefined);
   });
 
   it('fails with NoBackup, deleting nothing, when every member and its data are gone and there is no backup', async () => {
@@ -234,6 +256,27 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
     assert.ok((await events('dr')).some((e: any) => e.reason === 'Restoring'));
     await waitFor('dr Running again', async () => (await get('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
+    const restoring = async () => (await get('pvc', 'dr-0000'))?.metadata.annotations?.['keelson.dev/restoring'];
+    await waitFor('the seed\'s claim no longer marked restoring once it serves', async () => (await restoring()) === undefined);
+
+    // A seed whose pod goes before it first served (the mark still on its claim) restores again, never stops as a
+    // member with no data would. Paused meanwhile, as the mark would otherwise go at once, the seed serving.
+    const env = (pod: any) => Object.fromEntries(pod.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    assert.equal(env(await get('pod', 'dr-0000')).BOOTSTRAPPED, undefined);
+    await kubectl('patch', 'pgc', 'dr', '--type=merge', '-p', '{"spec":{"paused":true}}');
+    await waitFor('dr Paused', async () => (await get('pgc', 'dr'))?.status?.phase === 'Paused');
+    await kubectl('annotate', 'pvc', 'dr-0000', 'keelson.dev/restoring=true');
+    await kubectl('delete', 'pod', 'dr-0000', '--wait=false');
+    await waitFor('dr-0000 gone', async () => (await get('pod', 'dr-0000'))?.metadata.uid !== seed.metadata.uid,
+      { timeoutMs: 90_000 });
+    await kubectl('patch', 'pgc', 'dr', '--type=merge', '-p', '{"spec":{"paused":false}}');
+    const again = await waitFor('dr-0000 made again', async () => {
+      const pod = await get('pod', 'dr-0000');
+      return pod && pod.metadata.uid !== seed.metadata.uid && !pod.metadata.deletionTimestamp ? pod : undefined;
+    }, { timeoutMs: 90_000 });
+    assert.equal(env(again).RESTORE, 'true');
+    assert.equal(env(again).BOOTSTRAPPED, undefined);
+    await waitFor('the mark gone again once it serves', async () => (await restoring()) === undefined, { timeoutMs: 60_000 });
   });
 
   it('creates a new cluster from another cluster\'s backups', async () => {
@@ -293,6 +336,8 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     const ready = await waitFor('Ready NotOwned', async () => (await takenStatus())?.conditions
       ?.find((c: any) => c.type === 'Ready' && c.reason === 'NotOwned'));
     assert.match(ready.message, /PersistentVolumeClaim taken-0000 exists and belongs to something else/);
+    const both = (await takenStatus()).conditions.find((c: any) => c.type === 'SharedObjectsReady');
+    assert.match(both.message, /^Service taken already exists .*; PersistentVolumeClaim taken-0000 exists and belongs/);
     assert.ok((await events('taken')).some((e: any) => e.reason === 'NotOwned'));
     const after = await get('service', 'taken');
     assert.deepEqual(after.spec.selector, service.spec.selector);

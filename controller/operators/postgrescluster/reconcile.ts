@@ -16,10 +16,12 @@ import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
+  restoringAnnotation,
   memberLabels, memberPod, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
+import { switchoverAnnotation, switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
@@ -43,7 +45,16 @@ interface Outcome {
   /** Why the step could not be taken without changing another's object. */
   blocked?: string;
   updated?: Cluster;
+  /** How a switchover asked for ended. */
+  switchover?: SwitchoverStatus;
 }
+
+/**
+ * Whether the pod's postgres container runs (and so holds the passwords in its environment): a pod whose container
+ * cannot start again without the credentials Secret stays in phase Running.
+ */
+const postgresRuns = (pod: Pod) => !pod.metadata.deletionTimestamp &&
+  (pod.status?.containerStatuses?.some((c) => c.name === 'postgres' && c.state?.running !== undefined) ?? false);
 
 const claimTaken = (member: string) => `PersistentVolumeClaim ${member} exists and belongs to something else: left ` +
   'unchanged; rename or remove it';
@@ -91,9 +102,12 @@ class PostgresClusterReconciler {
    * afresh for a member just promoted, which needs a readiness probe or two before it is seen up.
    */
   private readonly lostSince = new Map<string, { primary: string | undefined; at: number }>();
-  /** The last look at each cluster's archiving, by cluster uid: on which primary pod, when, and what it found. */
+  /**
+   * The last look at each cluster's archiving, by cluster uid: on which primary pod, when, what it found, and the
+   * primary's timeline.
+   */
   private readonly archiveChecks = new Map<string, { pod: string; at: number; verifiedPod?: string; condition: Pending;
-    running?: Promise<void> }>();
+    timeline?: number; running?: Promise<void> }>();
   private readonly backups;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
@@ -165,9 +179,14 @@ class PostgresClusterReconciler {
         : nextStep(observed);
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
     const outcome = await this.take(cluster, spec, observed, step, currentLease);
+    const asked = this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status;
+    if (asked?.phase === 'Failed' && cluster.status?.switchover?.phase !== 'Failed') {
+      await this.ctx.events.record(cluster, 'Warning', 'SwitchoverRefused', asked.message);
+    }
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
     const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
+    if (podUp && !spec.paused) await this.restored(request.namespace!, primaryName!);
     // A primary not up yet has renewed nothing: its Lease speaks only of a primary that runs.
     const leaseExpired = podUp && !outcome.primary && observed.lease?.expired;
     conditions.push(outcome.waiting
@@ -179,13 +198,21 @@ class PostgresClusterReconciler {
           observedGeneration: generation, message: !primaryName ? 'no primary yet' : leaseExpired
             ? `${primaryName} has not renewed the Lease ${names.lease(request.name)} for ${leaseDurationMs / 1000}s: ` +
               'its agent has stopped PostgreSQL, or cannot reach the apiserver' : `${primaryName} is not ready` });
-    if (outcome.blocked) await this.ctx.events.record(cluster, 'Warning', 'NotOwned', outcome.blocked);
+    if (outcome.blocked) {
+      await this.ctx.events.record(cluster, 'Warning', 'NotOwned', outcome.blocked);
+      // A member claim of another's is a shared object not owned too, named beside the others.
+      const at = conditions.findIndex((c) => c.type === 'SharedObjectsReady');
+      const others = at >= 0 && conditions[at]!.reason === 'NotOwned' ? `${conditions[at]!.message}; ` : '';
+      conditions.splice(at >= 0 ? at : conditions.length, at >= 0 ? 1 : 0, { type: 'SharedObjectsReady', status: 'False',
+        reason: 'NotOwned', message: `${others}${outcome.blocked}`, observedGeneration: generation });
+    }
     conditions.push(...(outcome.blocked
       ? [{ type: 'Ready', status: 'False' as const, reason: 'NotOwned', message: outcome.blocked, observedGeneration: generation }]
       : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
     const archiving = this.archiving(cluster, spec, step, primaryPod);
     if (archiving) conditions.push(archiving);
-    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod);
+    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
+      this.archiveChecks.get(cluster.metadata.uid)?.timeline);
     const latest = outcome.updated ?? cluster;
     await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup }, conditions,
       spec.backup?.objectStore ? [] : ['ContinuousArchiving']);
@@ -195,10 +222,14 @@ class PostgresClusterReconciler {
     return step.kind === 'paused' || step.kind === 'failed' ? undefined : { requeueAfterMs: steadyRequeueMs };
   }
 
-  /** The image a member runs `version` with: what a refused change must keep. */
+  /**
+   * The image a member runs `version` with: what a refused change must keep, also while no member runs (status says
+   * what they ran).
+   */
   private runningImage(cluster: Cluster, version: string): string | undefined {
     const pod = this.memberPods(cluster).find((p) => p.metadata.annotations?.[versionAnnotation] === version);
-    return pod?.spec?.containers?.find((c) => c.name === 'postgres')?.image;
+    return pod?.spec?.containers?.find((c) => c.name === 'postgres')?.image ??
+      (cluster.status?.currentVersion === version ? cluster.status.currentImage : undefined);
   }
 
   /**
@@ -305,7 +336,8 @@ class PostgresClusterReconciler {
 
   /**
    * The credentials Secret, read live (nothing caches Secrets): made for a cluster with no data yet; made again,
-   * if deleted, with the passwords PostgreSQL has, which a running member's environment holds; never rewritten.
+   * if deleted, with the passwords PostgreSQL has, which a running member's environment holds, or, with no member
+   * running, with new ones the primary takes on as it starts; never rewritten.
    */
   private async ensureCredentials(cluster: Cluster, spec: Spec, notOwned: string[]): Promise<void> {
     const ns = cluster.metadata.namespace!;
@@ -320,6 +352,14 @@ class PostgresClusterReconciler {
       await this.ctx.client.create(types.secrets, credentials(cluster, spec));
       return;
     }
+    // No member runs without it: nobody can say the old passwords, and nobody uses them. New ones are made, which
+    // the primary sets in PostgreSQL as it starts.
+    if (!this.memberPods(cluster).some(postgresRuns)) {
+      await this.ctx.client.create(types.secrets, credentials(cluster, spec));
+      await this.ctx.events.record(cluster, 'Warning', 'CredentialsReset', `Secret ${name} was deleted while no member ` +
+        'ran: made again with new passwords, which the primary sets in PostgreSQL as it starts');
+      return;
+    }
     const passwords = await this.passwordsInUse(cluster);
     await this.ctx.client.create(types.secrets, credentials(cluster, spec, passwords));
     await this.ctx.events.record(cluster, 'Warning', 'CredentialsRestored', `Secret ${name} was deleted: made again ` +
@@ -328,7 +368,7 @@ class PostgresClusterReconciler {
 
   /** The passwords the members were started with, from the environment of one that runs, the primary first. */
   private async passwordsInUse(cluster: Cluster): Promise<{ postgres: string; replication: string }> {
-    const running = this.memberPods(cluster).filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+    const running = this.memberPods(cluster).filter(postgresRuns)
       .sort((a, b) => Number(b.metadata.labels?.[roleLabel] === 'primary') - Number(a.metadata.labels?.[roleLabel] === 'primary'));
     for (const pod of running) {
       const output = await this.run(pod.metadata.namespace!, pod.metadata.name,
@@ -368,6 +408,7 @@ class PostgresClusterReconciler {
     else if (this.lostSince.get(uid)?.primary !== primary) this.lostSince.set(uid, { primary, at: performance.now() });
     const since = this.lostSince.get(uid)?.at;
     const recorded = cluster.status?.synchronous;
+    const switchoverTo = this.switchoverAsked(cluster, members, primary).to;
     return {
       lease,
       synchronousReplicas: spec.synchronousReplicas,
@@ -392,7 +433,12 @@ class PostgresClusterReconciler {
         ? (cluster.status?.bootstrapped ? cluster.status.lastBackup?.type !== undefined : spec.bootstrap?.recovery !== undefined)
         : this.backupOf(cluster, spec) !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
+      ...(switchoverTo ? { switchoverTo } : {}),
     };
+  }
+
+  private switchoverAsked(cluster: Cluster, members: Member[], primary: string | undefined): SwitchoverRequest {
+    return switchoverRequest(cluster.metadata.annotations?.[switchoverAnnotation], cluster.status?.switchover, members, primary);
   }
 
   /** Sets how long each member's pod has been busy, as this process saw it. */
@@ -422,6 +468,9 @@ class PostgresClusterReconciler {
     if (object.metadata.annotations?.[failsafeMembersAnnotation] === members) return object;
     const updated = await this.ctx.client.patch<Lease>(types.leases, object.metadata.namespace, object.metadata.name,
       { metadata: { annotations: { [failsafeMembersAnnotation]: members } } }, 'merge');
+    // A renewal that landed since the plan read the Lease is not carried over: a write made from what the plan saw
+    // then fails on the older version, and the next reconcile sees the renewal.
+    if (JSON.stringify(updated.spec) !== JSON.stringify(object.spec)) return object;
     const seen = this.leaseSeen.get(cluster.metadata.uid);
     if (seen && seen.version === object.metadata.resourceVersion) {
       this.leaseSeen.set(cluster.metadata.uid, { ...seen, version: updated.metadata.resourceVersion! });
@@ -468,7 +517,7 @@ class PostgresClusterReconciler {
     }
     switch (step.kind) {
       case 'create-seed':
-        if (!(await this.claimMember(cluster, spec, step.member))) return { blocked: claimTaken(step.member) };
+        if (!(await this.claimMember(cluster, spec, step.member, step.restore))) return { blocked: claimTaken(step.member) };
         // No member is left to hold the Lease, so it is the seed's.
         await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
@@ -495,7 +544,8 @@ class PostgresClusterReconciler {
         if (!claim || claim.metadata.deletionTimestamp) return {};
         // Its pod gone and nobody promoted in its place, a primary the Lease was released from gets it back.
         if (step.role === 'primary') await this.takeLeaseFromGone(cluster, spec, step.member);
-        await startPod(step.member, step.role);
+        await startPod(step.member, step.role,
+          step.role === 'primary' && claim.metadata.annotations?.[restoringAnnotation] === 'true');
         await event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
         return {};
       }
@@ -554,9 +604,17 @@ class PostgresClusterReconciler {
     }
   }
 
+  /** A seed restored and serving: a pod made again for it from now on starts on its data. */
+  private async restored(namespace: string, member: string): Promise<void> {
+    const claim = this.claims.get(keyOf({ namespace, name: member }));
+    if (claim?.metadata.annotations?.[restoringAnnotation] === undefined) return;
+    await this.ctx.client.patch(types.persistentVolumeClaims, namespace, member,
+      { metadata: { annotations: { [restoringAnnotation]: null } } }, 'merge');
+  }
+
   /** Makes the member's claim, or finds it there already as this cluster's; false when another's has its name. */
-  private async claimMember(cluster: Cluster, spec: Spec, member: string): Promise<boolean> {
-    const result = await ensureOwned(this.ctx.client, types.persistentVolumeClaims, memberClaim(cluster, spec, member),
+  private async claimMember(cluster: Cluster, spec: Spec, member: string, restoring = false): Promise<boolean> {
+    const result = await ensureOwned(this.ctx.client, types.persistentVolumeClaims, memberClaim(cluster, spec, member, restoring),
       undefined, (claim) => this.ours(cluster, claim));
     return !result.notOwned;
   }
@@ -596,8 +654,17 @@ class PostgresClusterReconciler {
     const gone = voters.standbys.filter((s) => !observed.members.some((m) => m.name === s));
     const decision = choosePromotion(positions, voters, gone);
     const silent = unanswered.length ? ` (not answering: ${unanswered.join('; ')})` : '';
-    if ('waiting' in decision) return { waiting: `${decision.waiting}${silent}` };
-    const { chosen } = decision;
+    // A switchover asked for that stopped the primary for nothing is not asked again.
+    if ('waiting' in decision) {
+      return { waiting: `${decision.waiting}${silent}`, ...(step.kind === 'switchover' && step.to ? { switchover:
+        { to: step.to, phase: 'Failed', message: `no member promoted after the primary stopped: ${decision.waiting}` } }
+        : {}) };
+    }
+    // The member asked for, if its WAL goes as far as the furthest: a clean stop sent the last of it to every replica
+    // that streamed.
+    const lsnOf = (member: string | undefined) => positions.find((p) => p.member === member)?.lsn;
+    const asked = step.kind === 'switchover' ? step.to : undefined;
+    const chosen = asked !== undefined && lsnOf(asked) === lsnOf(decision.chosen) ? asked : decision.chosen;
     const synchronous = { ...wantedSynchronous(observed, chosen, positions.map((p) => p.member)),
       slots: wantedSlots(observed, chosen) };
     if (step.kind === 'failover') await this.takeLease(cluster, spec, leaseObject, chosen);
@@ -607,9 +674,14 @@ class PostgresClusterReconciler {
     // Recorded only once promoted: until then, a failover in its place asks every member (votersAfter).
     const updated = await this.recordSynchronous(cluster, synchronous);
     await this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
-      `to primary in place of ${step.from} (${step.kind}: the replica whose WAL goes furthest among ` +
-      `${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
-    return { primary: chosen, synchronous, updated };
+      `to primary in place of ${step.from} (${step.kind}${asked === chosen ? ' asked for' : ''}: the replica whose WAL ` +
+      `goes furthest among ${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
+    const answered: SwitchoverStatus | undefined = asked === undefined ? undefined : asked === chosen
+      ? { to: asked, phase: 'Completed', message: `${asked} promoted in place of ${step.from}` }
+      : { to: asked, phase: 'Failed', message: `${decision.chosen} was promoted instead: ${asked}'s WAL did not go as ` +
+        `far${lsnOf(asked) === undefined ? ' (it did not answer)' : ''}` };
+    if (answered && asked !== chosen) await this.ctx.events.record(cluster, 'Warning', 'SwitchoverFailed', answered.message);
+    return { primary: chosen, synchronous, updated, ...(answered ? { switchover: answered } : {}) };
   }
 
   /**
@@ -742,6 +814,8 @@ class PostgresClusterReconciler {
       readyMembers: members.filter((m) => m.ready).length,
       members,
       currentVersion: versions.size === 1 ? [...versions][0] : cluster.status?.currentVersion,
+      currentImage: versions.size === 1 ? this.runningImage(cluster, [...versions][0]!) : cluster.status?.currentImage,
+      switchover: outcome.switchover ?? this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status,
       ...(cluster.status?.bootstrapped || members.some((m) => m.role === 'primary' && m.ready) ? { bootstrapped: true } : {}),
       ...(outcome.synchronous ? { synchronous: outcome.synchronous } : {}),
       ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
@@ -786,7 +860,9 @@ class PostgresClusterReconciler {
           await this.run(ns, name, switchWalScript);
           entry.verifiedPod = primary.metadata.uid;
         }
-        condition = archivingCondition(parseArchiverStats(await this.run(ns, name, archiverQuery)), name, generation);
+        const stats = parseArchiverStats(await this.run(ns, name, archiverQuery));
+        condition = archivingCondition(stats, name, generation);
+        entry.timeline = stats.timeline;
       } catch (error) {
         condition = { type: 'ContinuousArchiving', status: 'False', reason: 'ArchiveCheckFailed', observedGeneration: generation,
           message: `pgBackRest on ${name}: ${(error as Error).message.slice(0, 600)}` };

@@ -78,9 +78,16 @@ export const postgresClusterSpec = object({
     schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
     retain: integer({ description: 'Base backups to keep.', minimum: 1, maximum: 100, default: 7 }),
+    retainDays: integer({ description: 'With objectStore, keep backups by age instead of by count: a full backup ' +
+      'goes once a newer one is at least this many days old, so any time in the last retainDays days can be ' +
+      'recovered to (pgBackRest\'s time retention); the WAL before the oldest backup kept goes with it.',
+    minimum: 1, maximum: 3650 }),
     objectStore: objectStore,
   }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, into an ' +
-    'S3-compatible object store instead, with continuous WAL archiving (pgBackRest).' }),
+    'S3-compatible object store instead, with continuous WAL archiving (pgBackRest).', rules: [
+    { rule: '!has(self.retainDays) || has(self.objectStore)', message: 'retainDays needs objectStore',
+      fieldPath: '.retainDays' },
+  ] }),
   bootstrap: object({
     fromBackup: object({
       cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
@@ -127,6 +134,7 @@ export const postgresClusterStatus = statusOf({
   phase: enumeration(phases, { description: 'Creating, Running, Scaling, FailingOver, Recovering, Upgrading, Paused or Failed.' }),
   primary: string({ description: 'The member serving writes.' }),
   currentVersion: string({ description: 'The PostgreSQL version the members run.' }),
+  currentImage: string({ description: 'The image the members run that version with.' }),
   bootstrapped: boolean({ description: 'Whether the cluster\'s data was made (its first primary was ready): from then ' +
     'on a member with no data is never initialised or bootstrapped again, only restored.' }),
   readyMembers: integer({ description: 'Members ready to serve.', minimum: 0 }),
@@ -162,6 +170,11 @@ export const postgresClusterStatus = statusOf({
     'The latest backup asked for with the keelson.dev/backup-request annotation.'),
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
     'The latest backup backup.schedule started, with an object store.'),
+  switchover: object({
+    to: string({ description: 'The member the keelson.dev/switchover-to annotation names.', required: true }),
+    phase: enumeration(['Pending', 'Completed', 'Failed'], { description: 'Pending, Completed or Failed.', required: true }),
+    message: string({ description: 'What is awaited, or how it ended.', maxLength: 1024, required: true }),
+  }, { description: 'The switchover asked for with the keelson.dev/switchover-to annotation.' }),
 });
 
 export const PostgresCluster = defineKind({

@@ -17,6 +17,7 @@
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
 //   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the newest completed one)
 //   RESTORE                   "true": a member with no data restores a backup instead of running initdb
+//   BOOTSTRAPPED              "true": the cluster's data exists, so a primary with no data stops rather than initdb
 //   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
 //                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
 //   REPLICATION_SLOT          the member's physical replication slot on the primary, which keeps the WAL it has not
@@ -35,14 +36,18 @@
 const common = `set -eu
 SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
 LISTEN=\${LISTEN:-*}
-local_sql() { psql -X -v ON_ERROR_STOP=1 -h "$SOCKET_DIR" -p "$PGPORT" -U postgres -d postgres -Atc "$1"; }
+# SQL_TIMEOUT, where set, bounds each query: the PID 1 loop, which fences, must never hang on a server that does.
+local_sql() {
+  \${SQL_TIMEOUT:+timeout "$SQL_TIMEOUT"} psql -X -v ON_ERROR_STOP=1 -h "$SOCKET_DIR" -p "$PGPORT" -U postgres -d postgres \\
+    -Atc "$1"
+}
 set_synchronous() {
   local_sql "ALTER SYSTEM SET synchronous_standby_names = '$1'" >/dev/null
   local_sql "SELECT pg_reload_conf()" >/dev/null
 }
 conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
 primary_sql() {
-  PGPASSWORD=$REPLICATION_PASSWORD psql -X -v ON_ERROR_STOP=1 -Atc "$1" \
+  PGPASSWORD=$REPLICATION_PASSWORD \${SQL_TIMEOUT:+timeout "$SQL_TIMEOUT"} psql -X -v ON_ERROR_STOP=1 -Atc "$1" \
     -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator dbname=postgres connect_timeout=3"
 }
 # SQL that makes slot $1 where it is missing, reserving WAL from now on; one whose WAL was lost (past
@@ -204,6 +209,14 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     create restore
   elif [ "$MEMBER_ROLE" = replica ]; then
     create clone
+  elif [ "\${BOOTSTRAPPED:-}" = true ]; then
+    # A volume that came back empty (a node reimaged, a claim made again) under the member the Lease names: initdb
+    # here would make a new, empty cluster that every replica then cloned. It stops instead, and a replica with the
+    # data is promoted in its place.
+    echo "this member is to be the primary, but its volume has no data and the cluster's data exists: it is not" \
+      "initialised again; a replica is promoted in its place, or, with none left, deleting its claim restores the" \
+      "cluster from its backups" >&2
+    exit 3
   else
     create initialise
   fi
@@ -237,6 +250,12 @@ if [ -n "\${PGBACKREST_STANZA:-}" ]; then
     -c "restore_command=pgbackrest archive-get %f \"%p\"" -c archive_timeout="\${ARCHIVE_TIMEOUT:-60}"
 fi
 [ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
+# A primary sets the passwords it was given once it takes writes, as it starts on its data or is promoted: the
+# operator makes the credentials Secret again with new ones when it was deleted while no member ran to say the old.
+# Run in the background, so that a lock it waits on never holds up the fence; the file says it is done.
+reset_passwords=1
+passwords_set=$(mktemp -u)
+next_reset=0
 
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
 # as soon as the agent's word is not "primary", or has not changed for FENCE_AFTER seconds, counted on the boot
@@ -250,6 +269,7 @@ trap 'kill -TERM $pid' TERM
 trap 'kill -INT $pid' INT
 uptime() { cut -d. -f1 /proc/uptime; }
 RECLONE_AFTER=\${RECLONE_AFTER:-90}
+SQL_TIMEOUT=10
 mark=
 stuck=
 replayed=
@@ -273,7 +293,20 @@ while kill -0 "$pid" 2>/dev/null; do
       wait "$pid"
       exit 3
     fi
+    # Committed locally: synchronous standbys may be the very members that cannot log in yet.
+    # Committed locally (synchronous standbys may be the very members that cannot log in yet), and never logged.
+    if [ -f "$passwords_set" ]; then
+      reset_passwords=
+    elif [ -n "$reset_passwords" ] && [ "$now" -ge "$next_reset" ]; then
+      next_reset=$((now + 5))
+      (SQL_TIMEOUT=5; local_sql "SET lock_timeout = '1s'; SET log_statement = 'none'; SET synchronous_commit = local;
+        ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'; ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" \
+        >/dev/null 2>&1 && touch "$passwords_set") &
+    fi
   elif [ "$now" -ge "$next_check" ]; then
+    # Promoted, it sets them again.
+    rm -f "$passwords_set"
+    reset_passwords=1
     next_check=$((now + 5))
     state=$(local_sql "SELECT coalesce((SELECT status FROM pg_stat_wal_receiver), 'none') || ' ' ||
       pg_last_wal_replay_lsn()" 2>/dev/null || echo down)
