@@ -121,4 +121,20 @@ describe('requester authorization at admission', () => {
     await admitted('workload-user', tdset);
     await admitted('workload-user', postgres);
   });
+
+  it('checks an annotation that asks a PostgresCluster to act as it checks a spec change; taking it off, not', async () => {
+    const annotate = (user: string, annotation: string) => cluster.kubectl(['annotate', '--as', user, '--overwrite', '-n',
+      namespace, 'postgresclusters.keelson.dev/db', annotation], { allowFailure: true });
+    await grant('annotator', [own('postgresclusters')]);
+    await waitFor('a switchover asked for without the rights refused', async () => (await annotate('annotator',
+      'keelson.dev/switchover-to=db-0001')).stderr.includes('it needs create on pods') || undefined, { timeoutMs: 20_000 });
+    assert.match((await annotate('annotator', 'keelson.dev/backup-request=nightly-1')).stderr, /it needs create on pods/);
+    assert.equal((await annotate('annotator', 'team=a')).code, 0);
+    await grant('annotator', [own('postgresclusters'), right('pods', 'create'), right('persistentvolumeclaims', 'create')]);
+    await waitFor('the switchover admitted with the rights', async () =>
+      (await annotate('annotator', 'keelson.dev/switchover-to=db-0001')).code === 0 || undefined, { timeoutMs: 20_000 });
+    await grant('annotator', [own('postgresclusters')]);
+    await waitFor('taking it off admitted without them', async () => (await annotate('annotator',
+      'keelson.dev/switchover-to-')).code === 0 || undefined, { timeoutMs: 20_000 });
+  });
 });

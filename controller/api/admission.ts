@@ -1,8 +1,8 @@
 // Requester authorization: a kind whose objects make the controller act on pods declares the rights their requester
 // must hold themselves, so the controller's own rights are never a way around RBAC. The declarations become a
-// ValidatingAdmissionPolicy whose CEL asks the apiserver's authorizer about the requesting user, checked on create and
-// on every change of spec (not on status, finalizer or label writes, so the controller and the garbage collector are
-// never held up by a requester's rights).
+// ValidatingAdmissionPolicy whose CEL asks the apiserver's authorizer about the requesting user, checked on create, on
+// every change of spec and on every annotation that asks the controller to act (not on status, finalizer or label
+// writes, so the controller and the garbage collector are never held up by a requester's rights).
 import type { KindDefinition } from './kind.ts';
 
 /** A right, in the object's namespace, that whoever creates or changes the object's spec must hold. */
@@ -46,6 +46,13 @@ function messageExpression(kind: string, right: RequesterRight): string {
     ` + ' in namespace ' + object.metadata.namespace + ' (${right.because.replace(/'/g, "\\'")})'`;
 }
 
+/** CEL: the annotation is given a value, new or other than before (taking it off asks for nothing). */
+function annotationSet(annotation: string): string {
+  const value = (of: string) => `(has(${of}.metadata.annotations) && ${quoted(annotation)} in ${of}.metadata.annotations ` +
+    `? ${of}.metadata.annotations[${quoted(annotation)}] : '')`;
+  return `(${value('object')} != '' && ${value('object')} != ${value('oldObject')})`;
+}
+
 export const policyName = (definition: KindDefinition<unknown, unknown>) =>
   `${definition.plural}.${definition.api.group}-requester`;
 
@@ -63,8 +70,8 @@ export function requesterPolicy(definition: KindDefinition<unknown, unknown>): R
       failurePolicy: 'Fail',
       matchConstraints: { resourceRules: [{ apiGroups: [definition.api.group], apiVersions: [definition.api.version],
         operations: ['CREATE', 'UPDATE'], resources: [definition.plural] }] },
-      matchConditions: [{ name: 'spec-set-or-changed',
-        expression: "request.operation == 'CREATE' || object.spec != oldObject.spec" }],
+      matchConditions: [{ name: 'spec-or-action-annotation-set', expression: ["request.operation == 'CREATE'",
+        'object.spec != oldObject.spec', ...(definition.actionAnnotations ?? []).map(annotationSet)].join(' || ') }],
       validations: rights.map((right) => ({ expression: rightExpression(right),
         messageExpression: messageExpression(definition.kind, right), reason: 'Forbidden' })),
     },

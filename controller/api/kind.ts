@@ -34,6 +34,8 @@ export interface KindDefinition<Spec, Status> {
   printerColumns: PrinterColumn[];
   /** Rights whoever creates an object of the kind, or changes its spec, must hold: what the controller does for them. */
   requesterRights?: RequesterRight[];
+  /** Annotations that ask the controller to act (a backup, a switchover): setting one is checked as a spec change is. */
+  actionAnnotations?: string[];
 }
 
 /** The object a controller reads: metadata as the apiserver returns it, spec and status typed by the schema. */

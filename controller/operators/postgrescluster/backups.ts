@@ -7,9 +7,8 @@ import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { timelineOf } from './archiving.ts';
 import { parseSchedule, previousFire } from './cron.ts';
-import type { PostgresClusterResource, PostgresClusterStatus } from './schema.ts';
+import { backupRequestAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
-export const backupRequestAnnotation = 'keelson.dev/backup-request';
 const tokenPattern = /^[-._a-zA-Z0-9]{1,63}$/;
 const logDir = '/tmp/pgbackrest';
 

@@ -21,14 +21,14 @@ import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, d
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
-import { switchoverAnnotation, switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
+import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
-import { PostgresCluster, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
+import { PostgresCluster, switchoverAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
 interface CronJob extends KubeObject {
   status?: { lastSuccessfulTime?: string };

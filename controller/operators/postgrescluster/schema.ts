@@ -2,6 +2,11 @@ import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/co
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 
+/** Asks for a full backup into the object store: a new value, another (backups.ts). */
+export const backupRequestAnnotation = 'keelson.dev/backup-request';
+/** Asks for a switchover to the member named (switchover.ts). */
+export const switchoverAnnotation = 'keelson.dev/switchover-to';
+
 export const phases = ['Creating', 'Running', 'Scaling', 'FailingOver', 'Recovering', 'Upgrading', 'Paused',
   'Failed'] as const;
 
@@ -190,6 +195,7 @@ export const PostgresCluster = defineKind({
     { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The member serving writes.' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
   ],
+  actionAnnotations: [backupRequestAnnotation, switchoverAnnotation],
   requesterRights: [
     { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },

@@ -4,8 +4,6 @@
 // `promote`, not a field of the spec: a failover later must not be undone by a spec that still names the old primary.
 import type { Member } from './plan.ts';
 
-export const switchoverAnnotation = 'keelson.dev/switchover-to';
-
 export interface SwitchoverStatus {
   /** The member the annotation named. */
   to: string;
