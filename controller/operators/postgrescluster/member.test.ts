@@ -3,7 +3,7 @@
 // replica, members that cannot be rewound or were cloned halfway cloned afresh, base backups with retention, and a
 // restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -293,8 +293,13 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
   const fence = { FENCE_AFTER: '2' };
   let roleFile: string;
   let refresh: NodeJS.Timeout | undefined;
-  const say = (word: string) => writeFile(roleFile, `${word}\n`);
-  const keepSaying = (word: string) => { refresh = setInterval(() => void say(word), 300); };
+  // As the agent writes it: whole, by a rename, so the member never reads a file being written (an empty word fences).
+  const say = async (word: string) => {
+    await writeFile(`${roleFile}.new`, `${word}\n`);
+    await rename(`${roleFile}.new`, roleFile);
+  };
+  // A word not written this time (the one before still being renamed) is written the next.
+  const keepSaying = (word: string) => { refresh = setInterval(() => void say(word).catch(() => {}), 300); };
   const silence = () => clearInterval(refresh);
   const answers = (m: Member) => sql(environment, m, 'SELECT 1').then(() => true, () => false);
   const stoppedAt = (m: Member) => waitFor(`${m.name} to stop answering`, async () => !(await answers(m)) && Date.now(),
