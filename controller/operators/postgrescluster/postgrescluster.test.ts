@@ -91,8 +91,8 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     const secret = await get('secret', 'db-credentials');
     assert.equal(Buffer.from(secret.data['postgres-password'], 'base64').toString().length, 32);
     const columns = (await kubectl('get', 'pgc', 'db')).stdout.split('\n');
-    assert.match(columns[0]!, /^NAME\s+SIZE\s+READY\s+PRIMARY\s+PHASE\s+AGE$/);
-    assert.match(columns[1]!, /^db\s+3\s+3\s+db-0000\s+Running\s+/);
+    assert.match(columns[0]!, /^NAME\s+SIZE\s+READY\s+PRIMARY\s+PHASE\s+LAST BACKUP\s+AGE$/);
+    assert.match(columns[1]!, /^db\s+3\s+3\s+db-0000\s+Running\s+\S+\s+\S+$/);
   });
 
   it('replaces a deleted member pod on its own volume', async () => {
@@ -244,6 +244,7 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     const backedUp = await waitFor('a successful scheduled backup in status', async () =>
       (await get('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
     assert.match(backedUp.name, /^dr-backups@/);
+    assert.match((await kubectl('get', 'pgc', 'dr', '--no-headers')).stdout, /^dr\s+1\s+\d+\s+dr-0000\s+\w+\s+\d+[sm]\s+/);
     const job = (await get('cronjob', 'dr-backups')).spec.jobTemplate.spec.template.spec.containers[0];
     assert.deepEqual(job.command, ['sh', '/keelson/backup.sh']);
 

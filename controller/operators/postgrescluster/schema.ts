@@ -194,6 +194,8 @@ export const PostgresCluster = defineKind({
     { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers', description: 'Members ready.' },
     { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The member serving writes.' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'What the cluster is doing.' },
+    { name: 'Last Backup', type: 'date', jsonPath: '.status.lastBackup.time',
+      description: 'Time since the latest successful base backup ended.' },
   ],
   actionAnnotations: [backupRequestAnnotation, switchoverAnnotation],
   requesterRights: [
