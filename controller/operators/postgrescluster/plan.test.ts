@@ -247,12 +247,13 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed(replicas, { lease, strangers: ['db-0000'] })),
       { kind: 'remove-stranger', pod: 'db-0000' });
     assert.equal(nextStep(observed(replicas, { lease, terminating: ['pod db-0000'] })).kind, 'wait');
-    // A replica with no pod starts, to be a candidate, rather than wait for a primary that cannot come back, or has
-    // not come back for the failover timeout (it stops at once on a volume that came back empty).
+    // A replica with no pod starts, to be a candidate, rather than wait for a primary that cannot come back, or that
+    // stopped on a volume that came back empty; not for a primary that is only slow to start.
     assert.deepEqual(nextStep(observed([member(1)], { lease })), { kind: 'start-member', member: 'db-0001', role: 'replica' });
-    const emptied = [member(0, pod('primary', { ready: false })), member(1)];
-    assert.equal(nextStep(observed(emptied, { primaryLostForMs: 1000 })).kind, 'wait');
-    assert.deepEqual(nextStep(observed(emptied, { primaryLostForMs: failoverTimeoutMs })),
+    const slow = [member(0, pod('primary', { ready: false })), member(1)];
+    assert.equal(nextStep(observed(slow, { primaryLostForMs: failoverTimeoutMs })).kind, 'wait');
+    const emptied = [member(0, pod('primary', { ready: false, noData: true })), member(1)];
+    assert.deepEqual(nextStep(observed(emptied, { primaryLostForMs: 1000 })),
       { kind: 'start-member', member: 'db-0001', role: 'replica' });
   });
 

@@ -25,6 +25,8 @@ export interface MemberPod {
   busyForMs?: number;
   /** The scheduler found no node for it (as for a volume bound to a node that is gone), rather than its image. */
   unschedulable?: boolean;
+  /** Its member script stopped, to be the primary on a volume with no data once the cluster's data exists. */
+  noData?: boolean;
 }
 
 export interface Member {
@@ -326,9 +328,9 @@ export function nextStep(o: Observed): Step {
   if (missing) {
     // The primary comes back on its own volume.
     const role: Role = missing.name === primaryName ? 'primary' : 'replica';
-    // With the primary gone for good, or lost past the timeout (a volume of its that came back empty), a replica
-    // with data starts to be a candidate.
-    if (role === 'replica' && !up && primary && lostFor < failoverTimeoutMs) {
+    // With the primary gone for good, or stopped on a volume that came back empty, a replica with data starts to be
+    // a candidate.
+    if (role === 'replica' && !up && primary && !primary.pod?.noData) {
       return { kind: 'wait', reason: `member ${missing.name} waits for a primary to clone from` };
     }
     return { kind: 'start-member', member: missing.name, role };

@@ -27,7 +27,7 @@ import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePee
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
-import { parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
+import { noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, switchoverAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
 interface CronJob extends KubeObject {
@@ -354,7 +354,10 @@ class PostgresClusterReconciler {
     }
     // No member runs without it: nobody can say the old passwords, and nobody uses them. New ones are made, which
     // the primary sets in PostgreSQL as it starts.
-    if (!this.memberPods(cluster).some(postgresRuns)) {
+    // Read live, not from the cache, which may not show yet a container just started with the old passwords.
+    const live = await this.ctx.client.list<Pod>(types.pods, ns,
+      { labelSelector: `${clusterLabel}=${cluster.metadata.name},${memberLabel}` });
+    if (!live.items.some((p) => isControlledBy(p, cluster) && postgresRuns(p))) {
       await this.ctx.client.create(types.secrets, credentials(cluster, spec));
       await this.ctx.events.record(cluster, 'Warning', 'CredentialsReset', `Secret ${name} was deleted while no member ` +
         'ran: made again with new passwords, which the primary sets in PostgreSQL as it starts');
@@ -395,7 +398,9 @@ class PostgresClusterReconciler {
           version: pod.metadata.annotations?.[versionAnnotation] ?? '',
           revision: pod.metadata.annotations?.[revisionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
           unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
-            c.reason === 'Unschedulable') ?? false } } : {}) };
+            c.reason === 'Unschedulable') ?? false,
+          noData: pod.status?.containerStatuses?.some((c) => c.name === 'postgres' &&
+            (c.state?.terminated ?? c.lastState?.terminated)?.exitCode === noDataExitCode) ?? false } } : {}) };
     });
     this.timeBusy(cluster.metadata.uid, pods, members);
     const lease = this.leaseState(cluster, leaseObject);
@@ -497,7 +502,7 @@ class PostgresClusterReconciler {
   /** The cluster whose backups a restore reads: the bootstrap source, else the cluster itself once it has one. */
   private backupOf(cluster: Cluster, spec: Spec): { cluster: string; backup?: string } | undefined {
     const source = spec.bootstrap?.fromBackup;
-    if (source && !cluster.status?.primary) {
+    if (source && !cluster.status?.bootstrapped) {
       const other = this.clusters.get(keyOf({ namespace: cluster.metadata.namespace, name: source.cluster }));
       return other?.status?.lastBackup ? { cluster: source.cluster, backup: source.backup } : undefined;
     }
@@ -543,9 +548,14 @@ class PostgresClusterReconciler {
         const claim = await this.ctx.client.get(types.persistentVolumeClaims, ns, step.member);
         if (!claim || claim.metadata.deletionTimestamp) return {};
         // Its pod gone and nobody promoted in its place, a primary the Lease was released from gets it back.
+        // A seed that has not served yet restores again; with nothing to restore from (the backup gone), it waits,
+        // as initdb would make an empty cluster.
+        const restoring = step.role === 'primary' && claim.metadata.annotations?.[restoringAnnotation] === 'true';
+        if (restoring && !spec.backup?.objectStore && !this.backupOf(cluster, spec)) {
+          return { waiting: `seed ${step.member} is to restore a backup, and none is there to restore` };
+        }
         if (step.role === 'primary') await this.takeLeaseFromGone(cluster, spec, step.member);
-        await startPod(step.member, step.role,
-          step.role === 'primary' && claim.metadata.annotations?.[restoringAnnotation] === 'true');
+        await startPod(step.member, step.role, restoring);
         await event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
         return {};
       }
@@ -648,6 +658,10 @@ class PostgresClusterReconciler {
     const ns = cluster.metadata.namespace!;
     // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
     // switchover takes it once the old primary's pod is gone, its agent with it.
+    // One asked for is recorded as under way first: cut short, it is not taken up again to stop the next primary.
+    const marked = step.kind === 'switchover' && step.to ? await this.ctx.client.patch<Cluster>(clusterType, ns,
+      cluster.metadata.name, { status: { switchover: { to: step.to, phase: 'Running',
+        message: `stopping ${step.from} to promote ${step.to}` } } }, 'merge', 'status') : undefined;
     if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
     const { positions, unanswered } = await this.positions(ns, step.candidates);
     const voters = votersAfter(observed, step.from);
@@ -657,8 +671,8 @@ class PostgresClusterReconciler {
     // A switchover asked for that stopped the primary for nothing is not asked again.
     if ('waiting' in decision) {
       return { waiting: `${decision.waiting}${silent}`, ...(step.kind === 'switchover' && step.to ? { switchover:
-        { to: step.to, phase: 'Failed', message: `no member promoted after the primary stopped: ${decision.waiting}` } }
-        : {}) };
+        { to: step.to, phase: 'Failed', message: `no member promoted after the primary stopped: ${decision.waiting}` },
+        ...(marked ? { updated: { ...marked, apiVersion: cluster.apiVersion, kind: cluster.kind } } : {}) } : {}) };
     }
     // The member asked for, if its WAL goes as far as the furthest: a clean stop sent the last of it to every replica
     // that streamed.

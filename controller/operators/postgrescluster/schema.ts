@@ -176,8 +176,10 @@ export const postgresClusterStatus = statusOf({
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
     'The latest backup backup.schedule started, with an object store.'),
   switchover: object({
-    to: string({ description: 'The member the keelson.dev/switchover-to annotation names.', required: true }),
-    phase: enumeration(['Pending', 'Completed', 'Failed'], { description: 'Pending, Completed or Failed.', required: true }),
+    to: string({ description: 'The member the keelson.dev/switchover-to annotation names.', required: true,
+      maxLength: 80 }),
+    phase: enumeration(['Pending', 'Running', 'Completed', 'Failed'], { description: 'Pending (waiting to start), ' +
+      'Running (the primary stopped, a member being promoted), Completed or Failed.', required: true }),
     message: string({ description: 'What is awaited, or how it ended.', maxLength: 1024, required: true }),
   }, { description: 'The switchover asked for with the keelson.dev/switchover-to annotation.' }),
 });

@@ -73,6 +73,9 @@ completed_backups() {
 }
 `;
 
+/** How the member script ends on a primary's volume with no data once the cluster's data exists. */
+export const noDataExitCode = 4;
+
 /**
  * The member's entry point. A member with no data is created: restored from a backup (RESTORE=true), cloned from
  * the primary (a replica) or initialised (the seed). A member with data that is to be a replica but was a primary
@@ -211,12 +214,12 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     create clone
   elif [ "\${BOOTSTRAPPED:-}" = true ]; then
     # A volume that came back empty (a node reimaged, a claim made again) under the member the Lease names: initdb
-    # here would make a new, empty cluster that every replica then cloned. It stops instead, and a replica with the
-    # data is promoted in its place.
+    # here would make a new, empty cluster that every replica then cloned. It stops instead, with an exit code of its
+    # own, and a replica with the data is promoted in its place.
     echo "this member is to be the primary, but its volume has no data and the cluster's data exists: it is not" \
-      "initialised again; a replica is promoted in its place, or, with none left, deleting its claim restores the" \
-      "cluster from its backups" >&2
-    exit 3
+      "initialised again; a replica is promoted in its place, or, with none left, deleting its claim and pod" \
+      "restores the cluster from its backups" >&2
+    exit ${noDataExitCode}
   else
     create initialise
   fi
@@ -293,15 +296,17 @@ while kill -0 "$pid" 2>/dev/null; do
       wait "$pid"
       exit 3
     fi
-    # Committed locally: synchronous standbys may be the very members that cannot log in yet.
-    # Committed locally (synchronous standbys may be the very members that cannot log in yet), and never logged.
+    # Committed locally (synchronous standbys may be the very members that cannot log in yet), and never logged:
+    # settings of the session, which apply before the statement is read (one SET in it would come too late).
     if [ -f "$passwords_set" ]; then
       reset_passwords=
     elif [ -n "$reset_passwords" ] && [ "$now" -ge "$next_reset" ]; then
       next_reset=$((now + 5))
-      (SQL_TIMEOUT=5; local_sql "SET lock_timeout = '1s'; SET log_statement = 'none'; SET synchronous_commit = local;
-        ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'; ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" \
-        >/dev/null 2>&1 && touch "$passwords_set") &
+      (SQL_TIMEOUT=5
+        export PGOPTIONS="-c log_statement=none -c log_min_error_statement=panic -c log_min_duration_statement=-1 \
+-c lock_timeout=1s -c synchronous_commit=local"
+        local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'; ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" \
+          >/dev/null 2>&1 && touch "$passwords_set") &
     fi
   elif [ "$now" -ge "$next_check" ]; then
     # Promoted, it sets them again.

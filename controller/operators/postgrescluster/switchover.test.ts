@@ -11,8 +11,9 @@ const members = [member(0, pod('primary')), member(1, pod('replica')), member(2,
 
 describe('a switchover asked for with keelson.dev/switchover-to', () => {
   it('goes to a ready replica, and says what it waits for otherwise', () => {
-    assert.deepEqual(switchoverRequest('db-0001', undefined, members, 'db-0000'), { to: 'db-0001',
-      status: { to: 'db-0001', phase: 'Pending', message: 'switching over from db-0000 to db-0001' } });
+    const asked = switchoverRequest('db-0001', undefined, members, 'db-0000');
+    assert.equal(asked.to, 'db-0001');
+    assert.match(asked.status!.message, /^switching over from db-0000 to db-0001 once nothing else is to be done/);
     assert.deepEqual(switchoverRequest('db-0002', undefined, members, 'db-0000'),
       { status: { to: 'db-0002', phase: 'Pending', message: 'waiting for db-0002 to be a ready replica' } });
     assert.equal(switchoverRequest('db-0000', undefined, members, 'db-0000').status?.phase, 'Completed');
@@ -30,5 +31,13 @@ describe('a switchover asked for with keelson.dev/switchover-to', () => {
     const afterFailover = [member(0, pod('replica')), member(1, pod('replica')), member(2, pod('primary'))];
     assert.deepEqual(switchoverRequest('db-0001', done, afterFailover, 'db-0002'), { status: done });
     assert.equal(switchoverRequest('db-0000', done, afterFailover, 'db-0002').to, 'db-0000');
+  });
+
+  it('never begins again one cut short under way: it ended if the member is primary, else failed', () => {
+    const running = { to: 'db-0001', phase: 'Running' as const, message: 'stopping db-0000 to promote db-0001' };
+    assert.equal(switchoverRequest('db-0001', running, members, 'db-0001').status?.phase, 'Completed');
+    const cut = switchoverRequest('db-0001', running, members, 'db-0000');
+    assert.equal(cut.to, undefined);
+    assert.equal(cut.status?.phase, 'Failed');
   });
 });

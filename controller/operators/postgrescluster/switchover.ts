@@ -5,9 +5,9 @@
 import type { Member } from './plan.ts';
 
 export interface SwitchoverStatus {
-  /** The member the annotation named. */
+  /** The member the annotation named (its first 80 characters). */
   to: string;
-  phase: 'Pending' | 'Completed' | 'Failed';
+  phase: 'Pending' | 'Running' | 'Completed' | 'Failed';
   message: string;
 }
 
@@ -25,15 +25,22 @@ export interface SwitchoverRequest {
 export function switchoverRequest(asked: string | undefined, known: SwitchoverStatus | undefined, members: Member[],
   primary: string | undefined): SwitchoverRequest {
   if (asked === undefined) return {};
-  if (known?.to === asked && known.phase !== 'Pending') return { status: known };
+  const to = asked.slice(0, 80);
+  if (known?.to === to && known.phase !== 'Pending') {
+    // One under way when this process last looked, and not seen to its end: it is not begun again.
+    if (known.phase !== 'Running') return { status: known };
+    return { status: asked === primary ? { to, phase: 'Completed', message: `${asked} is the primary` }
+      : { to, phase: 'Failed', message: 'the switchover was cut short before it was recorded; ask again' } };
+  }
   const target = members.find((m) => m.name === asked);
   if (!target) {
-    return { status: { to: asked, phase: 'Failed', message: `no member is named "${asked.slice(0, 80)}": ` +
+    return { status: { to, phase: 'Failed', message: `no member is named "${to}": ` +
       `the members are ${members.map((m) => m.name).join(', ') || 'none yet'}` } };
   }
-  if (asked === primary) return { status: { to: asked, phase: 'Completed', message: `${asked} is the primary` } };
+  if (asked === primary) return { status: { to, phase: 'Completed', message: `${asked} is the primary` } };
   if (!target.pod || target.pod.deleting || target.pod.role !== 'replica' || !target.pod.ready) {
-    return { status: { to: asked, phase: 'Pending', message: `waiting for ${asked} to be a ready replica` } };
+    return { status: { to, phase: 'Pending', message: `waiting for ${asked} to be a ready replica` } };
   }
-  return { to: asked, status: { to: asked, phase: 'Pending', message: `switching over from ${primary} to ${asked}` } };
+  return { to: asked, status: { to, phase: 'Pending', message: `switching over from ${primary} to ${asked} once ` +
+    'nothing else is to be done, and enough replicas are ready to know one has every acknowledged commit' } };
 }
