@@ -255,9 +255,11 @@ fi
 [ -n "\${ROLE_FILE:-}" ] || exec postgres "$@"
 # A primary sets the passwords it was given once it takes writes, as it starts on its data or is promoted: the
 # operator makes the credentials Secret again with new ones when it was deleted while no member ran to say the old.
-# Run in the background, so that a lock it waits on never holds up the fence; the file says it is done.
+# Run in the background, so that a lock it waits on never holds up the fence; the file says it is done (one left by
+# an earlier start of the container, whose run directory outlives it, is not this start's).
 reset_passwords=1
-passwords_set=$(mktemp -u)
+passwords_set="$SOCKET_DIR/.passwords-set.$PGPORT"
+rm -f "$passwords_set"
 next_reset=0
 
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
