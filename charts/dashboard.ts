@@ -1,5 +1,6 @@
 // A Grafana dashboard for the controller: controller-runtime's metric names (the same panels serve a Go controller)
-// plus Keelson's own, written to dist/monitoring/grafana-dashboard.json. Import it and pick the Prometheus data source.
+// plus Keelson's own, and PostgresClusters as their members' agents report them (scraped through spec.podMonitor),
+// written to dist/monitoring/grafana-dashboard.json. Import it and pick the Prometheus data source.
 import { metricsJobs } from './monitoring.ts';
 
 interface Panel {
@@ -54,6 +55,34 @@ const rows: [string, Panel[]][] = [
   ]],
 ];
 
+const pg = 'cluster=~"$cluster"';
+const pgSum = (metric: string, by: string, extra = '') => `sum by (${by}) (${metric}{${pg}${extra}})`;
+
+rows.push(['PostgreSQL', [
+  { title: 'Members up, and replicas', unit: 'short', queries: [
+    [pgSum('keelson_postgres_up', 'cluster'), '{{cluster}} up'],
+    [pgSum('keelson_postgres_in_recovery', 'cluster'), '{{cluster}} replicas']] },
+  { title: 'Transactions', unit: 'ops', queries: [
+    [`sum by (cluster, outcome) (rate(keelson_postgres_transactions_total{${pg}}[$__rate_interval]))`,
+      '{{cluster}} {{outcome}}']] },
+  { title: 'WAL written', unit: 'Bps', queries: [
+    [`sum by (cluster, pod) (rate(keelson_postgres_wal_position_bytes{${pg}}[$__rate_interval]) ` +
+      `and on (namespace, pod) keelson_postgres_in_recovery{${pg}} == 0)`, '{{pod}}']] },
+  { title: 'Archive lag', unit: 'bytes', queries: [
+    [`max by (cluster) (keelson_postgres_archiver_lag_bytes{${pg}})`, '{{cluster}} not archived']] },
+  { title: 'Replication lag (replayed)', unit: 'bytes', queries: [
+    [`max by (cluster, standby) (keelson_postgres_replication_lag_bytes{${pg}, stage="replayed"})`,
+      '{{standby}}']] },
+  { title: 'Synchronous standbys', unit: 'short', queries: [
+    [pgSum('keelson_postgres_synchronous_standbys_connected', 'cluster'), '{{cluster}} connected'],
+    [pgSum('keelson_postgres_synchronous_standbys_required', 'cluster'), '{{cluster}} required']] },
+  { title: 'Connections', unit: 'short', queries: [[pgSum('keelson_postgres_backends', 'cluster, state'),
+    '{{cluster}} {{state}}']] },
+  { title: 'Time since the latest base backup', unit: 's', queries: [
+    [`time() - max by (namespace, name) (keelson_postgrescluster_last_backup_timestamp_seconds{${on}} > 0)`,
+      '{{namespace}}/{{name}}']] },
+]]);
+
 const datasource = { type: 'prometheus', uid: '${datasource}' };
 
 function panels(): object[] {
@@ -87,6 +116,8 @@ export const dashboard = {
     { name: 'datasource', type: 'datasource', query: 'prometheus', label: 'Data source' },
     { name: 'job', type: 'query', datasource, label: 'Job', query: 'label_values(workqueue_depth, job)',
       current: { text: metricsJobs, value: metricsJobs }, includeAll: false, multi: true, refresh: 2 },
+    { name: 'cluster', type: 'query', datasource, label: 'PostgresCluster', query: 'label_values(keelson_postgres_up, cluster)',
+      includeAll: true, allValue: '.*', multi: true, refresh: 2 },
   ] },
   panels: panels(),
 };

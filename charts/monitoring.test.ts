@@ -3,42 +3,28 @@
 // controller exports; the ServiceMonitor finds the install's metrics Service.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { App, Chart, Testing } from 'cdk8s';
 import { Metrics } from '../controller/runtime/metrics.ts';
-import { repoRoot } from '../cluster/paths.ts';
+import { agentMetrics } from '../controller/operators/postgrescluster/metrics.ts';
+import { clusterMetricNames } from '../controller/operators/postgrescluster/cluster-metrics.ts';
+import { rulesFile, testAlerts, type AlertCase } from '../test/support/promtool.ts';
 import { goTool } from '../test/support/tools.ts';
 import { dashboardQueries } from './dashboard.ts';
 import { KeelsonInstall } from './install.ts';
 import { alertRules, KeelsonMonitoring, metricsJobs } from './monitoring.ts';
 
 const run = promisify(execFile);
-const rulesFile = join(repoRoot, 'dist/monitoring/prometheus-rules.yaml');
 let promtool: string;
-let scratch: string;
 
 before(async () => {
   promtool = await goTool('promtool');
-  scratch = await mkdtemp(join(tmpdir(), 'keelson-monitoring-'));
 });
-after(() => rm(scratch, { recursive: true, force: true }));
-
-interface Case {
-  alert: string;
-  /** Series in promtool's notation, the job's label added. */
-  series: Record<string, string>;
-  at: string;
-  /** The alert's labels when it should fire (severity added), or undefined when it should not. */
-  fires?: Record<string, string>;
-}
 
 const [job, podJob] = metricsJobs as [string, string];
 const on = (labels: string, of = job) => `{job="${of}", ${labels}}`;
-const cases: Case[] = [
+const cases: AlertCase[] = [
   { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '1x10', [`up${on('pod="b"', podJob)}`]: '0x10' },
     at: '6m', fires: { job: podJob } },
   { alert: 'KeelsonControllerDown', series: { [`up${on('pod="a"')}`]: '1x10', [`up${on('pod="b"', podJob)}`]: '1x10' },
@@ -63,11 +49,46 @@ const cases: Case[] = [
     at: '30m', fires: { name: 'tdset' } },
   { alert: 'KeelsonWorkqueueGrowing', series: { [`workqueue_depth${on('name="tdset", controller="tdset"')}`]: '500-10x40' },
     at: '30m' },
+  ...postgresCases(),
 ];
 
-/** An annotation as Prometheus renders it for these labels. */
-const rendered = (text: string, labels: Record<string, string>) =>
-  text.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_, name: string) => labels[name] ?? '');
+/** A member agent's series, as its PodMonitor's target labels them. */
+function postgresCases(): AlertCase[] {
+  const target = { job: 'db/pg', namespace: 'db', cluster: 'pg', pod: 'pg-0000' };
+  const at = (labels: Record<string, string> = {}) => `{${Object.entries({ ...target, ...labels })
+    .map(([k, v]) => `${k}="${v}"`).join(', ')}}`;
+  const replayed = { standby: 'pg-0001', stage: 'replayed' };
+  const operator = { namespace: 'db', name: 'pg' };
+  const backups = (last: string, scheduled: string) => ({
+    [`keelson_postgrescluster_last_backup_timestamp_seconds${on('namespace="db", name="pg"')}`]: last,
+    [`keelson_postgrescluster_backup_scheduled_timestamp_seconds${on('namespace="db", name="pg"')}`]: scheduled });
+  const archiver = (failed: string, archived: string, oldest: string) => ({
+    [`keelson_postgres_archiver_last_failed_timestamp_seconds${at()}`]: failed,
+    [`keelson_postgres_archiver_last_archived_timestamp_seconds${at()}`]: archived,
+    [`keelson_postgres_archiver_oldest_ready_seconds${at()}`]: oldest });
+  return [
+    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '0x10' }, at: '6m', fires: target },
+    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '1x10' }, at: '6m' },
+    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('100x10', '50x10', '0x10'), at: '6m', fires: target },
+    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('0x10', '50x10', '300x10'), at: '6m', fires: target },
+    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('100x10', '150x10', '30x10'), at: '6m' },
+    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('0x10', '0x10', '0x10'), at: '6m' },
+    { alert: 'KeelsonPostgresReplicationLag', series: { [`keelson_postgres_replication_lag_bytes${at(replayed)}`]:
+      `${100 * 1024 * 1024}x10` }, at: '6m', fires: { ...target, ...replayed } },
+    { alert: 'KeelsonPostgresReplicationLag', series: { [`keelson_postgres_replication_lag_bytes${at(replayed)}`]: '4096x10',
+      [`keelson_postgres_replication_lag_seconds${at(replayed)}`]: '0.5x10' }, at: '6m' },
+    { alert: 'KeelsonPostgresSynchronousStandbyMissing', series: {
+      [`keelson_postgres_synchronous_standbys_connected${at()}`]: '0x5',
+      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '2m', fires: target },
+    { alert: 'KeelsonPostgresSynchronousStandbyMissing', series: {
+      [`keelson_postgres_synchronous_standbys_connected${at()}`]: '2x5',
+      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '2m' },
+    // time() is 5400 at 90m: the schedule fired at 600, over an hour before.
+    { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '600x100'), at: '90m', fires: { job, ...operator } },
+    { alert: 'KeelsonPostgresBackupTooOld', series: backups('700x100', '600x100'), at: '90m' },
+    { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '5000x100'), at: '90m' },
+  ];
+}
 
 describe('alerting rules', () => {
   it('pass promtool check rules', async () => {
@@ -77,30 +98,19 @@ describe('alerting rules', () => {
 
   it('fire on the series each is for, and stay quiet on healthy ones (promtool test rules)', async () => {
     assert.deepEqual([...new Set(cases.map((c) => c.alert))], alertRules.map((r) => r.alert), 'a case per alert');
-    const tests = cases.map(({ alert, series, at, fires }) => {
-      const rule = alertRules.find((r) => r.alert === alert)!;
-      const labels = { ...fires, severity: rule.labels.severity };
-      return {
-        interval: '1m',
-        input_series: Object.entries(series).map(([name, values]) => ({ series: name, values })),
-        alert_rule_test: [{ eval_time: at, alertname: alert, exp_alerts: fires ? [{ exp_labels: labels,
-          exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, rendered(v, labels)])) }]
-          : [] }],
-      };
-    });
-    const file = join(scratch, 'rules.test.yaml');
-    await writeFile(file, JSON.stringify({ rule_files: [rulesFile], evaluation_interval: '1m', tests }));
-    const result = await run(promtool, ['test', 'rules', file]).catch((error) => error);
-    assert.equal(result.code ?? 0, 0, `${result.stdout}${result.stderr}`);
+    const { code, output } = await testAlerts(cases);
+    assert.equal(code, 0, output);
   });
 });
 
 describe('monitoring', () => {
   it('names only metrics the controller exports, in the rules and on the dashboard', async () => {
-    const exported = new Set((await new Metrics().registry.getMetricsAsJSON()).map((m) => m.name));
-    exported.add('up');
-    const named = [...alertRules.map((r) => r.expr), ...dashboardQueries]
-      .flatMap((expr) => [...expr.matchAll(/\b([a-z_:][a-z0-9_:]*)\{/g)].map((m) => m[1]!.replace(/_bucket$/, '')));
+    const exported = new Set([...(await new Metrics().registry.getMetricsAsJSON()).map((m) => m.name),
+      ...Object.keys(agentMetrics), ...clusterMetricNames, 'up']);
+    // Selected ({...}), and every keelson_ name even bare.
+    const named = [...alertRules.map((r) => r.expr), ...dashboardQueries].flatMap((expr) =>
+      [...expr.matchAll(/\b([a-z_:][a-z0-9_:]*)\{|\b(keelson_[a-z0-9_]+)/g)]
+        .map((m) => (m[1] ?? m[2])!.replace(/_bucket$/, '')));
     assert.ok(named.length > 20);
     for (const name of named) assert.ok(exported.has(name), `${name} is not a metric the controller exports`);
   });

@@ -18,8 +18,8 @@ export interface AlertRule {
 
 const job = `job=~"${metricsJobs.join('|')}"`;
 
-/** The alerts, in one group. */
-export const alertRules: AlertRule[] = [
+/** The controller's own alerts. */
+const controllerAlerts: AlertRule[] = [
   {
     alert: 'KeelsonControllerDown',
     // One absent() per job, so that either Deployment being down is seen, and named.
@@ -71,7 +71,69 @@ export const alertRules: AlertRule[] = [
   },
 ];
 
-export const ruleGroups = [{ name: 'keelson', rules: alertRules }];
+const mib = 1024 * 1024;
+
+/**
+ * PostgresCluster's alerts, on the series its members' agents export (scraped through spec.podMonitor: labelled with
+ * the namespace, pod and cluster) and on the controller's own.
+ */
+const postgresAlerts: AlertRule[] = [
+  {
+    alert: 'KeelsonPostgresDown',
+    expr: 'keelson_postgres_up == 0',
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: { summary: 'PostgreSQL of {{ $labels.pod }} cannot be read',
+      description: 'The member agent of {{ $labels.pod }} (cluster {{ $labels.cluster }}) has not reached its ' +
+        'PostgreSQL for 5 minutes: it is down, starting, or refuses connections; the agent\'s log says which.' },
+  },
+  {
+    alert: 'KeelsonPostgresArchivingFailing',
+    // As the ContinuousArchiving condition has it: the latest attempt failed, or a segment waits past two
+    // archive_timeouts.
+    expr: 'keelson_postgres_archiver_last_failed_timestamp_seconds > ' +
+      'keelson_postgres_archiver_last_archived_timestamp_seconds or keelson_postgres_archiver_oldest_ready_seconds > 120',
+    for: '5m',
+    labels: { severity: 'critical' },
+    annotations: { summary: 'WAL of {{ $labels.cluster }} is not reaching its archive',
+      description: '{{ $labels.pod }} has failed to archive WAL, or let a segment wait over 2 minutes, for 5 ' +
+        'minutes: point-in-time recovery stops at the last segment archived, and pg_wal grows. PostgreSQL keeps ' +
+        'every segment until it is archived; see the cluster\'s ContinuousArchiving condition.' },
+  },
+  {
+    alert: 'KeelsonPostgresReplicationLag',
+    expr: `keelson_postgres_replication_lag_bytes{stage="replayed"} > ${64 * mib} or ` +
+      'keelson_postgres_replication_lag_seconds{stage="replayed"} > 30',
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: { summary: 'Standby {{ $labels.standby }} of {{ $labels.cluster }} lags',
+      description: '{{ $labels.standby }} has been over 64 MiB or 30 seconds behind the primary {{ $labels.pod }} ' +
+        'for 5 minutes: reads from it are stale, and a failover to it waits for its replay.' },
+  },
+  {
+    alert: 'KeelsonPostgresSynchronousStandbyMissing',
+    expr: 'keelson_postgres_synchronous_standbys_connected < keelson_postgres_synchronous_standbys_required',
+    for: '1m',
+    labels: { severity: 'critical' },
+    annotations: { summary: '{{ $labels.cluster }} has fewer synchronous standbys than its commits wait for',
+      description: 'The primary {{ $labels.pod }} has had fewer standbys streaming than spec.synchronousReplicas ' +
+        'for a minute: its commits wait, and writes stall until one is back.' },
+  },
+  {
+    alert: 'KeelsonPostgresBackupTooOld',
+    expr: `keelson_postgrescluster_last_backup_timestamp_seconds{${job}} < ` +
+      `keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}} and ` +
+      `time() - keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}} > 3600`,
+    for: '0m',
+    labels: { severity: 'warning' },
+    annotations: { summary: 'PostgresCluster {{ $labels.namespace }}/{{ $labels.name }} missed its scheduled backup',
+      description: 'spec.backup.schedule asked for a base backup over an hour ago, and none has ended since: ' +
+        'see the cluster\'s status.scheduledBackup and Events.' },
+  },
+];
+
+export const alertRules: AlertRule[] = [...controllerAlerts, ...postgresAlerts];
+export const ruleGroups = [{ name: 'keelson', rules: controllerAlerts }, { name: 'keelson-postgresql', rules: postgresAlerts }];
 
 export interface KeelsonMonitoringProps {
   /** Namespace of the install. @default keelson-system */

@@ -763,6 +763,13 @@ export interface PostgresClusterSpec {
   readonly persistentVolumeClaimRetentionPolicy?: PostgresClusterSpecPersistentVolumeClaimRetentionPolicy;
 
   /**
+   * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as cluster.
+   *
+   * @schema PostgresClusterSpec#podMonitor
+   */
+  readonly podMonitor?: PostgresClusterSpecPodMonitor;
+
+  /**
    * Compute resources of each member's container.
    *
    * @schema PostgresClusterSpec#resources
@@ -812,6 +819,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
     'nodeSelector': ((obj.nodeSelector) === undefined) ? undefined : (Object.entries(obj.nodeSelector).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'paused': obj.paused,
     'persistentVolumeClaimRetentionPolicy': toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(obj.persistentVolumeClaimRetentionPolicy),
+    'podMonitor': toJson_PostgresClusterSpecPodMonitor(obj.podMonitor),
     'resources': toJson_PostgresClusterSpecResources(obj.resources),
     'size': obj.size,
     'storage': toJson_PostgresClusterSpecStorage(obj.storage),
@@ -933,6 +941,42 @@ export function toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(o
   if (obj === undefined) { return undefined; }
   const result = {
     'whenDeleted': obj.whenDeleted,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as cluster.
+ *
+ * @schema PostgresClusterSpecPodMonitor
+ */
+export interface PostgresClusterSpecPodMonitor {
+  /**
+   * How often Prometheus scrapes the pods, e.g. 30s; default the Prometheus's own.
+   *
+   * @schema PostgresClusterSpecPodMonitor#interval
+   */
+  readonly interval?: string;
+
+  /**
+   * Labels on the PodMonitor, for the Prometheus whose podMonitorSelector picks it (for example release: prometheus).
+   *
+   * @schema PostgresClusterSpecPodMonitor#labels
+   */
+  readonly labels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecPodMonitor' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecPodMonitor(obj: PostgresClusterSpecPodMonitor | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'interval': obj.interval,
+    'labels': ((obj.labels) === undefined) ? undefined : (Object.entries(obj.labels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1431,7 +1475,7 @@ export interface PrometheusJmxExporterSpec {
   readonly labelSelector: { [key: string]: string };
 
   /**
-   * Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods' prometheus.io annotations are what a scraper goes by.
+   * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the pods that serve metrics; without it, the pods' prometheus.io annotations are what a scraper goes by.
    *
    * @schema PrometheusJmxExporterSpec#podMonitor
    */
@@ -1501,7 +1545,7 @@ export function toJson_PrometheusJmxExporterSpecConfig(obj: PrometheusJmxExporte
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods' prometheus.io annotations are what a scraper goes by.
+ * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the pods that serve metrics; without it, the pods' prometheus.io annotations are what a scraper goes by.
  *
  * @schema PrometheusJmxExporterSpecPodMonitor
  */

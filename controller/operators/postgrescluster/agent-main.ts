@@ -4,6 +4,7 @@ import { loadKubeConfig } from '../../runtime/kubeconfig.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { RestClient } from '../../runtime/rest.ts';
 import { MemberAgent } from './agent.ts';
+import { serveMetrics } from './metrics.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort } from './plan.ts';
 
@@ -19,6 +20,14 @@ const stop = new AbortController();
 process.once('SIGTERM', () => stop.abort());
 // Other members call in failsafe at the pod's address, which the operator writes into the Lease.
 const server = await agent.serve(failsafePort, '0.0.0.0');
+// PostgreSQL's statistics for Prometheus; a server not up yet, or gone, says so in keelson_postgres_up.
+let lastError = '';
+const metrics = await serveMetrics('0.0.0.0', { socketDir: required('SOCKET_DIR'), port: Number(required('PGPORT')),
+  onError: (error) => {
+    if (error.message !== lastError) log.warn({ err: error }, 'could not read PostgreSQL\'s statistics');
+    lastError = error.message;
+  } });
 log.info({ member, failsafePort }, 'member agent started');
 await agent.run(stop.signal);
 server.close();
+metrics.close();

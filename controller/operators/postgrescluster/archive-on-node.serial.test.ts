@@ -14,6 +14,8 @@ import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 import { readCredentials, s3Request, type ObjectStore } from '../../../cluster/node/objectstore.ts';
+import { testAlerts } from '../../../test/support/promtool.ts';
+import { metricsPort } from './plan.ts';
 
 const cluster = testCluster();
 const { kubectl, get, apply } = inNamespace(cluster, () => namespace);
@@ -29,6 +31,16 @@ const condition = async (type: string) =>
 /** A query inside the member, over its Unix socket. */
 const sql = async (query: string) => (await kubectl('exec', 'shop-0000', '-c', 'postgres', '--', 'psql', '-X',
   '-v', 'ON_ERROR_STOP=1', '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query)).stdout.trim();
+/** The member agent's metrics, read inside the pod as Prometheus would scrape them: series to value. */
+async function memberMetrics(pod = 'shop-0000'): Promise<Map<string, number>> {
+  const { stdout } = await kubectl('exec', pod, '-c', 'agent', '--', 'node', '-e',
+    `fetch("http://127.0.0.1:${metricsPort}/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))`);
+  return new Map(stdout.split('\n').filter((line) => line && !line.startsWith('#'))
+    .map((line) => [line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1))]));
+}
+const segmentBytes = 16 * 2 ** 20;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
 /** The WAL segments in the store under the cluster's archive. */
 async function archivedSegments(): Promise<string[]> {
   const listing = await s3Request(store, 'GET',
@@ -89,7 +101,41 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     assertContiguous(segments);
   });
 
-  it('says ArchiveFailing while the store does not answer, with an Event, and archives every segment once it does', async () => {
+  it('keeps the archive up with a sustained writer, as the member\'s /metrics shows', async () => {
+    const first = await memberMetrics();
+    assert.equal(first.get('keelson_postgres_up'), 1);
+    assert.equal(first.get('keelson_postgres_in_recovery'), 0);
+    await sql('CREATE TABLE churn (id int, payload text)');
+    const started = Date.now();
+    let maxLag = 0;
+    let maxWaiting = 0;
+    // For 20 s, rounds of some 4 MiB of WAL each, written as fast as the member takes them, a scrape after each.
+    let rounds = 0;
+    for (; Date.now() - started < 20_000; rounds++) {
+      await sql('INSERT INTO churn SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 10000) g; DELETE FROM churn');
+      const now = await memberMetrics();
+      maxLag = Math.max(maxLag, now.get('keelson_postgres_archiver_lag_bytes') ?? 0);
+      maxWaiting = Math.max(maxWaiting, now.get('keelson_postgres_archiver_ready_segments') ?? 0);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const last = await memberMetrics();
+    const written = last.get('keelson_postgres_wal_position_bytes')! - first.get('keelson_postgres_wal_position_bytes')!;
+    const archived = last.get('keelson_postgres_archiver_archived_total')! -
+      first.get('keelson_postgres_archiver_archived_total')!;
+    console.log(`archiving under a sustained writer: ${mib(written)} of WAL in ${seconds.toFixed(0)} s ` +
+      `(${mib(written / seconds)}/s), ${archived} segments archived; at most ${mib(maxLag)} not archived and ` +
+      `${maxWaiting} completed segments waiting, scraped after each of ${rounds} rounds`);
+    assert.ok(written >= 4 * segmentBytes, `the writer wrote ${mib(written)} of WAL`);
+    assert.ok(archived >= Math.floor(written / segmentBytes) - 1, `${archived} segments archived of ${mib(written)}`);
+    assert.ok(maxLag < 4 * segmentBytes, `up to ${mib(maxLag)} of WAL waited to be archived`);
+    // What is left is the segment being written, archived when full or at archive_timeout.
+    await waitFor('the archive within one segment of the WAL written', async () =>
+      ((await memberMetrics()).get('keelson_postgres_archiver_lag_bytes') ?? Infinity) < segmentBytes,
+    { timeoutMs: 60_000, intervalMs: 1000 });
+    await sql('DROP TABLE churn; CHECKPOINT');
+  });
+
+  it('says ArchiveFailing while the store does not answer, with an Event and an alert, and archives every segment once it does', async () => {
     const pid = cluster.state.pids.objectstore!;
     const before = (await archivedSegments()).length;
     process.kill(pid, 'SIGSTOP');
@@ -106,6 +152,14 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
       assert.match(failing.message, /^shop-0000 (cannot archive WAL segment [0-9A-F]{24} |has \d+ WAL segments? waiting)/);
       const events = (await get('events', '--field-selector', 'involvedObject.name=shop,reason=ArchiveFailing'))?.items;
       assert.ok(events?.length, 'an ArchiveFailing Event');
+      // The alert: the shipped rule, run by promtool on what the member's agent reports now, held for 10 minutes.
+      const scraped = await memberMetrics();
+      const target = { job: `${namespace}/shop`, namespace, cluster: 'shop', pod: 'shop-0000' };
+      const labels = Object.entries(target).map(([k, v]) => `${k}="${v}"`).join(', ');
+      const series = Object.fromEntries([...scraped].filter(([name]) => name.startsWith('keelson_postgres_archiver_'))
+        .map(([name, value]) => [`${name}{${labels}}`, `${value}x10`]));
+      const alert = await testAlerts([{ alert: 'KeelsonPostgresArchivingFailing', series, at: '6m', fires: target }]);
+      assert.equal(alert.code, 0, `the alert on ${JSON.stringify(series)}: ${alert.output}`);
     } finally {
       process.kill(pid, 'SIGCONT');
     }

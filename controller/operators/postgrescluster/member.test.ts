@@ -4,12 +4,14 @@
 // restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
 import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../cluster/wait.ts';
+import { serveMetrics } from './metrics.ts';
 import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript, readyScript,
   synchronousScript } from './scripts.ts';
 
@@ -82,6 +84,40 @@ describe('member scripts against real PostgreSQL', () => {
     await waitFor('both slots in use', async () => (await slots(a)) === 'b:true\nc:true');
     assert.equal(await ready(a), 'ready');
     await waitFor('b ready', async () => (await ready(b)) === 'ready');
+  });
+
+  it('serves the statistics of the primary and of a replica as their agents do', async () => {
+    await sql(environment, a, 'ALTER SYSTEM SET synchronous_standby_names = \'ANY 1 (*)\'');
+    await sql(environment, a, 'SELECT pg_reload_conf()');
+    const scrape = async (m: Member) => {
+      const server = await serveMetrics('127.0.0.1', { socketDir: environment.socketDir, port: m.port,
+        onError: (error) => assert.fail(error) }, 0);
+      try {
+        const { port } = server.address() as AddressInfo;
+        return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      } finally {
+        server.close();
+      }
+    };
+    const value = (text: string, series: string) =>
+      Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.split(' ')[1]);
+    await waitFor('a to count both standbys towards its quorum', async () =>
+      value(await scrape(a), 'keelson_postgres_synchronous_standbys_connected') === 2);
+    const primary = await scrape(a);
+    assert.equal(value(primary, 'keelson_postgres_up'), 1);
+    assert.equal(value(primary, 'keelson_postgres_in_recovery'), 0);
+    assert.equal(value(primary, 'keelson_postgres_synchronous_standbys_required'), 1);
+    // One per standby (known by application_name: here both are this machine's host name).
+    assert.equal(primary.match(/^keelson_postgres_replication_lag_bytes\{standby="[^"]+",stage="replayed"\} \d+$/gm)?.length, 2);
+    assert.equal(value(primary, 'keelson_postgres_replication_slot_active{slot="c"}'), 1);
+    assert.ok(value(primary, 'keelson_postgres_database_size_bytes{datname="postgres"}') > 0);
+    assert.match(primary, /^# TYPE keelson_postgres_transactions_total counter$/m);
+    const replica = await scrape(b);
+    assert.equal(value(replica, 'keelson_postgres_in_recovery'), 1);
+    assert.equal(value(replica, 'keelson_postgres_wal_receiver_up'), 1);
+    assert.ok(value(replica, 'keelson_postgres_wal_position_bytes') > 0);
+    await sql(environment, a, 'ALTER SYSTEM RESET synchronous_standby_names');
+    await sql(environment, a, 'SELECT pg_reload_conf()');
   });
 
   it('promotes a replica with all the WAL it received, replayed or not, and its commits wait for c', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, bytesOf, memberPod, walRetention } from './objects.ts';
+import { agentIdentity, bytesOf, memberPod, memberPodMonitor, walRetention } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -122,5 +122,23 @@ describe('member pods', () => {
     assert.deepEqual(role.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'],
       resourceNames: ['db-primary'] }]);
     assert.deepEqual(roleBinding.subjects, [{ kind: 'ServiceAccount', name: 'db-member', namespace: 'shop' }]);
+  });
+});
+
+describe('the PodMonitor spec.podMonitor asks for', () => {
+  it('scrapes every member\'s agent on its metrics port, the series labelled with the cluster', () => {
+    assert.equal(memberPodMonitor(cluster, spec), undefined);
+    const monitor = memberPodMonitor(cluster, { ...spec, podMonitor: { labels: { release: 'prom' }, interval: '15s' } }) as any;
+    assert.deepEqual(monitor.spec.selector, { matchLabels: { 'keelson.dev/postgrescluster': 'db' } });
+    const [endpoint] = monitor.spec.podMetricsEndpoints;
+    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+    const ports = pod.spec.initContainers.flatMap((c: any) => c.ports ?? []);
+    assert.deepEqual(ports.find((p: any) => p.name === endpoint.port), { name: 'metrics', containerPort: 9187 });
+    assert.equal(pod.metadata.labels['keelson.dev/postgrescluster'], 'db');
+    assert.deepEqual(endpoint.relabelings, [{ action: 'replace', targetLabel: 'cluster',
+      sourceLabels: ['__meta_kubernetes_pod_label_keelson_dev_postgrescluster'] }]);
+    assert.equal(endpoint.interval, '15s');
+    assert.equal(monitor.metadata.labels.release, 'prom');
+    assert.equal(monitor.metadata.ownerReferences[0].kind, 'PostgresCluster');
   });
 });

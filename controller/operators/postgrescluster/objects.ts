@@ -9,10 +9,11 @@ import { controllerReference, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
 import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
-import { failsafePort, fenceAfterMs, leaseDurationMs, slotName, type Role } from './plan.ts';
+import { failsafePort, fenceAfterMs, metricsPort, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
+import { podMonitorOf } from '../pod-monitor.ts';
 
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -176,9 +177,9 @@ export interface MemberOptions {
 }
 
 /**
- * The member agent as a native sidecar (it starts before PostgreSQL and stops after it), sharing only the role file
- * with PostgreSQL's container (no process namespace: nothing there can reach into the agent), and the only container
- * given the ServiceAccount's token.
+ * The member agent as a native sidecar (it starts before PostgreSQL and stops after it), sharing only the run
+ * directory with PostgreSQL's container (the role file, and the socket it reads statistics through; no process
+ * namespace: nothing there can reach into the agent), and the only container given the ServiceAccount's token.
  */
 function agentSidecar(cluster: Cluster, image: string): { container: object; volume: object } {
   const tokenPath = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -190,9 +191,11 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
         { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
         { name: 'LEASE', value: names.lease(cluster.metadata.name) },
         { name: 'ROLE_FILE', value: roleFile },
+        { name: 'SOCKET_DIR', value: '/var/run/postgresql' },
+        { name: 'PGPORT', value: String(port) },
         { name: 'NODE_ENV', value: 'production' },
       ],
-      ports: [{ name: 'failsafe', containerPort: failsafePort }],
+      ports: [{ name: 'failsafe', containerPort: failsafePort }, { name: 'metrics', containerPort: metricsPort }],
       volumeMounts: [{ name: 'run', mountPath: '/var/run/postgresql' },
         { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
       securityContext: { ...hardened, readOnlyRootFilesystem: true },
@@ -290,6 +293,16 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
       terminationGracePeriodSeconds: 30,
     },
   };
+}
+
+/** The PodMonitor spec.podMonitor asks for: every member's agent, the series labelled with the cluster's name. */
+export function memberPodMonitor(cluster: Cluster, spec: Spec): KubeObject | undefined {
+  if (!spec.podMonitor) return undefined;
+  const label = (name: string) => `__meta_kubernetes_pod_label_${name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+  return podMonitorOf(cluster, spec.podMonitor, { [clusterLabel]: cluster.metadata.name }, {
+    port: 'metrics', path: '/metrics',
+    relabelings: [{ action: 'replace', sourceLabels: [label(clusterLabel)], targetLabel: 'cluster' }],
+  });
 }
 
 export function backupCronJob(cluster: Cluster, spec: Spec): KubeObject {

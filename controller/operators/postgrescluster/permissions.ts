@@ -29,6 +29,8 @@ export const permissions: Permission[] = [
     reason: 'bind that Role to the member agents\' ServiceAccount' },
   { group: 'batch', resource: 'cronjobs', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'take scheduled base backups, and stop when spec.backup is removed' },
+  { group: 'monitoring.coreos.com', resource: 'podmonitors', verbs: ['get', 'create', 'patch', 'delete'],
+    reason: 'make the PodMonitor spec.podMonitor asks for (server-side apply), and remove it when no longer asked' },
 ];
 
 /** What a member agent calls (agent.ts): its cluster's Lease only, by name, in the Role objects.ts makes. */

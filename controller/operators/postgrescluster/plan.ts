@@ -122,6 +122,8 @@ export const failsafeMembersAnnotation = 'keelson.dev/failsafe-members';
 export const failsafePeersAnnotation = 'keelson.dev/failsafe-peers';
 /** Where each member's agent answers other members' failsafe calls. */
 export const failsafePort = 8008;
+/** Where each member's agent serves PostgreSQL's statistics for Prometheus (metrics.ts): postgres_exporter's port. */
+export const metricsPort = 9187;
 /** How long a Lease renewal holds: the operator waits this long, unrenewed, before another member may take it. */
 export const leaseDurationMs = 15_000;
 /** How often the primary's agent renews, and how long an attempt may take. */

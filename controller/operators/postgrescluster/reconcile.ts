@@ -7,6 +7,8 @@ import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/c
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
+import { syncPodMonitor } from '../pod-monitor.ts';
+import { registerClusterMetrics } from './cluster-metrics.ts';
 import { controllerOf, ensureOwned, isControlledBy, ownerReferencesFor } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
@@ -17,7 +19,7 @@ import { writeStatusWithConditions, type Condition } from '../../runtime/status.
 import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
   restoringAnnotation,
-  memberLabels, memberPod, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
+  memberLabels, memberPod, memberPodMonitor, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
@@ -127,6 +129,7 @@ class PostgresClusterReconciler {
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
+    registerClusterMetrics(ctx.metrics.registry, () => this.clusters.list());
     this.backups = new StoreBackups({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
@@ -213,9 +216,12 @@ class PostgresClusterReconciler {
     if (archiving) conditions.push(archiving);
     const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
       this.archiveChecks.get(cluster.metadata.uid)?.timeline);
+    const monitor = spec.paused ? { name: cluster.status?.podMonitor } : await syncPodMonitor(this.ctx, cluster,
+      memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
+    if (monitor.condition) conditions.push(monitor.condition);
     const latest = outcome.updated ?? cluster;
-    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup }, conditions,
-      spec.backup?.objectStore ? [] : ['ContinuousArchiving']);
+    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup, podMonitor: monitor.name },
+      conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor']]);
     if (outcome.waiting) return { requeueAfterMs: 2000 };
     if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };

@@ -1,6 +1,7 @@
 import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
+import { podMonitorSpec } from '../pod-monitor.ts';
 
 /** Asks for a full backup into the object store: a new value, another (backups.ts). */
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
@@ -79,6 +80,8 @@ export const postgresClusterSpec = object({
   nodeSelector: labelMap({ description: 'Nodes the members may run on.' }),
   antiAffinity: boolean({ description: 'Spread members across nodes (a member per node where possible).',
     default: false }),
+  podMonitor: podMonitorSpec('selecting the members: each one\'s agent serves PostgreSQL\'s statistics ' +
+    '(keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster\'s name as cluster'),
   backup: object({
     schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
@@ -175,6 +178,7 @@ export const postgresClusterStatus = statusOf({
     'The latest backup asked for with the keelson.dev/backup-request annotation.'),
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
     'The latest backup backup.schedule started, with an object store.'),
+  podMonitor: string({ description: 'The PodMonitor made for spec.podMonitor.' }),
   switchover: object({
     to: string({ description: 'The member the keelson.dev/switchover-to annotation names.', required: true,
       maxLength: 80 }),
@@ -212,6 +216,8 @@ export const PostgresCluster = defineKind({
     { group: '', resource: 'configmaps', verb: 'get', name: 'object.spec.backup.objectStore.ca.name',
       when: 'has(object.spec.backup) && has(object.spec.backup.objectStore) && has(object.spec.backup.objectStore.ca)',
       because: 'the members read the object store\'s CA from that ConfigMap for you' },
+    { group: 'monitoring.coreos.com', resource: 'podmonitors', verb: 'create', when: 'has(object.spec.podMonitor)',
+      because: 'the controller makes a PodMonitor for you' },
   ],
 });
 

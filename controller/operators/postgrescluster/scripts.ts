@@ -33,6 +33,13 @@
 //                             connection held); MAX_LAG_BYTES, how far a ready replica's replay may
 //                             trail what its primary sent it (default 16 MiB)
 
+/** The role the member agent reads statistics as (metrics.ts): pg_monitor's rights, no password, so it logs in over
+ * the pod's Unix socket only. */
+export const monitorRole = 'keelson_monitor';
+/** SQL that makes monitorRole where it is missing, escaped for a double-quoted shell word. */
+const monitorRoleSql = `DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${monitorRole}') THEN ` +
+  `CREATE ROLE ${monitorRole} LOGIN IN ROLE pg_monitor; END IF; END \\$\\$`;
+
 const common = `set -eu
 SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
 LISTEN=\${LISTEN:-*}
@@ -104,6 +111,7 @@ set_passwords() {
   local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'" >/dev/null
   local_sql "DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'replicator') THEN CREATE ROLE replicator REPLICATION LOGIN; END IF; END \\$\\$" >/dev/null
   local_sql "ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" >/dev/null
+  local_sql "${monitorRoleSql}" >/dev/null
   pg_ctl -D "$1" -w -m fast stop >/dev/null
   rm -f "$log"
   rmdir "$SOCKET_DIR"
@@ -308,7 +316,7 @@ while kill -0 "$pid" 2>/dev/null; do
         export PGOPTIONS="-c log_statement=none -c log_min_error_statement=panic -c log_min_duration_statement=-1 \
 -c lock_timeout=1s -c synchronous_commit=local"
         local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'; ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" \
-          >/dev/null 2>&1 && touch "$passwords_set") &
+          >/dev/null 2>&1 && local_sql "${monitorRoleSql}" >/dev/null 2>&1 && touch "$passwords_set") &
     fi
   elif [ "$now" -ge "$next_check" ]; then
     # Promoted, it sets them again.

@@ -1,11 +1,12 @@
 // The shortest run that touches every permission PostgresCluster declares: credentials, scripts, Services, member
-// claims and pods, Events, the backup schedule, a minor upgrade with its switchover (exec, relabelling), and a scale-down
-// that removes a member with its volume and the schedule with it.
+// claims and pods, Events, the backup schedule, the PodMonitor, a minor upgrade with its switchover (exec,
+// relabelling), and a scale-down that removes a member with its volume, and the schedule and PodMonitor with it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalCluster } from '../../../cluster/cluster.ts';
 import { serveMemberExec, staticVolumes } from '../../../test/support/postgres-pods.ts';
+import { installPodMonitorCrd } from '../../../test/support/prometheus-operator.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 
 export async function postgresClusterSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
@@ -13,7 +14,7 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
   const storageClass = `keelson-${namespace}`;
   const cleanups: (() => void)[] = [];
   try {
-    await staticVolumes(cluster, storageClass, 4);
+    await Promise.all([staticVolumes(cluster, storageClass, 4), installPodMonitorCrd(cluster)]);
     const members = await serveMemberExec(cluster, namespace, 'smoke', ['smoke-0000', 'smoke-0001'], scratch);
     cleanups.push(members.stop);
     const apply = (spec: object) => cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
@@ -27,17 +28,20 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
         const shared = s?.conditions?.find((c: { type: string }) => c.type === 'SharedObjectsReady');
         return s?.phase === 'Running' && shared?.status === 'True' && check(s);
       }, { timeoutMs });
-    await apply({ size: 2, version: '17.2', storage, backup: { schedule: '0 3 * * *' } });
+    const podMonitor = { labels: { release: 'prometheus' } };
+    await apply({ size: 2, version: '17.2', storage, backup: { schedule: '0 3 * * *' }, podMonitor });
     await settled('two members', (s) => s.readyMembers === 2);
+    await waitFor('the PodMonitor', async () => Boolean(await get('podmonitor', 'smoke')), { timeoutMs });
     await waitFor('the MemberAdded Events', async () => (await get('events.events.k8s.io', '--field-selector',
       'regarding.name=smoke'))?.items.some((e: { reason: string }) => e.reason === 'MemberAdded'), { timeoutMs });
     await waitFor('the backup CronJob', async () => Boolean(await get('cronjob', 'smoke-backups')), { timeoutMs });
-    await apply({ size: 2, version: '17.3', storage, backup: { schedule: '0 3 * * *' } });
+    await apply({ size: 2, version: '17.3', storage, backup: { schedule: '0 3 * * *' }, podMonitor });
     await settled('upgraded with a switchover', (s) => s.currentVersion === '17.3' && s.primary === 'smoke-0001' && s.readyMembers === 2);
     await apply({ size: 1, version: '17.3', storage });
     await settled('one member, no schedule', (s) => s.members.length === 1);
-    await waitFor('the removed member\'s claim and the CronJob gone', async () =>
-      !(await get('pvc', 'smoke-0000')) && !(await get('cronjob', 'smoke-backups')), { timeoutMs });
+    await waitFor('the removed member\'s claim, the CronJob and the PodMonitor gone', async () =>
+      !(await get('pvc', 'smoke-0000')) && !(await get('cronjob', 'smoke-backups')) && !(await get('podmonitor', 'smoke')),
+    { timeoutMs });
   } finally {
     cleanups.forEach((c) => c());
     await cluster.kubectl(['delete', 'pv', '-l', `keelson.dev/test-volumes=${storageClass}`, '--wait=false']);

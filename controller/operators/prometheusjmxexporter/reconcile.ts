@@ -7,11 +7,10 @@
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
-import { applyIfChanged, isControlledBy, type Owner } from '../../runtime/objects.ts';
+import type { Owner } from '../../runtime/objects.ts';
 import { withFinalizer } from '../../runtime/finalizer.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ExecOutputExceeded } from '../../runtime/exec.ts';
-import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { primariesConcerning } from '../../runtime/mappers.ts';
 import { matches, selectorString } from '../../runtime/selectors.ts';
@@ -19,7 +18,8 @@ import { writeStatusWithConditions, type Condition } from '../../runtime/status.
 import { readAgent } from './agent.ts';
 import { agentOptions, inspectScript, loadAgentScript, parseInspection, writeFileScript } from './container.ts';
 import { permissions } from './permissions.ts';
-import { podMonitorFor, podMonitorType } from './pod-monitor.ts';
+import { podMonitorFor } from './pod-monitor.ts';
+import { syncPodMonitor } from '../pod-monitor.ts';
 import { configDigest, markAnnotations, planPod, podFields, recordAnnotations, recordOf, unmarkAnnotations,
   type InjectionRecord, type Wanted } from './plan.ts';
 import { PrometheusJmxExporter, type PrometheusJmxExporterResource, type PrometheusJmxExporterStatus } from './schema.ts';
@@ -144,7 +144,8 @@ class PrometheusJmxExporterReconciler {
           message: skipped.map((s) => `${s.pod}: ${s.reason}`).join('; ') }
         : { type: 'Ready', status: 'True', reason: 'Exporting', observedGeneration: generation,
           message: `${endpoints.length} of ${matched.length} matching pods serve metrics` };
-    const monitor = await this.syncPodMonitor(exporter, spec);
+    const monitor = await syncPodMonitor(this.ctx, exporter, spec.podMonitor && podMonitorFor(exporter, spec),
+      exporter.status?.podMonitor);
     await this.report(exporter, {
       observedGeneration: generation,
       selector: selectorString(selector),
@@ -154,31 +155,7 @@ class PrometheusJmxExporterReconciler {
       podMonitor: monitor.name,
     }, ready, monitor.condition);
     // Installing the Prometheus Operator's CRDs tells this controller nothing: look again now and then.
-    if (monitor.condition?.reason === 'PodMonitorNotServed') return { requeueAfterMs: 30_000 };
-  }
-
-  /** Applies the PodMonitor spec.podMonitor asks for, or deletes the one made before; says how that went. */
-  private async syncPodMonitor(exporter: Exporter, spec: Spec): Promise<{ name?: string; condition?: ConditionUpdate }> {
-    const { namespace, name, generation } = exporter.metadata;
-    if (!spec.podMonitor) {
-      if (exporter.status?.podMonitor) await this.ctx.client.delete(podMonitorType, namespace, exporter.status.podMonitor);
-      return {};
-    }
-    const outcome = (status: 'True' | 'False', reason: string, message: string) =>
-      ({ type: 'PodMonitor', status, reason, message, observedGeneration: generation });
-    try {
-      const current = await this.ctx.client.get<KubeObject>(podMonitorType, namespace, name);
-      if (current && !isControlledBy(current, exporter)) {
-        return { condition: outcome('False', 'NotOwned', `PodMonitor ${name} exists and is not this exporter's; it is left alone`) };
-      }
-      await applyIfChanged(this.ctx.client, podMonitorType, podMonitorFor(exporter, spec), current);
-      return { name, condition: outcome('True', 'Applied', `PodMonitor ${name} selects the pods serving metrics`) };
-    } catch (error) {
-      // The apiserver knows no such resource: the Prometheus Operator's CRDs are not installed.
-      if (!(error instanceof ApiError && error.notFound)) throw error;
-      return { condition: outcome('False', 'PodMonitorNotServed', 'this cluster does not serve monitoring.coreos.com/v1 ' +
-        'PodMonitor: install the Prometheus Operator\'s CRDs, or remove spec.podMonitor') };
-    }
+    if (monitor.retry) return { requeueAfterMs: 30_000 };
   }
 
   /** Read when needed, not cached: a cache of every ConfigMap's data to use one of them would cost far more. */
@@ -286,13 +263,10 @@ class PrometheusJmxExporterReconciler {
 
   private async report(exporter: Exporter, status: Partial<PrometheusJmxExporterStatus>, ready: ConditionUpdate,
     podMonitor?: ConditionUpdate): Promise<void> {
-    const previous = (exporter.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'PodMonitor');
     await writeStatusWithConditions(this.ctx.client, exporterType, exporter, status,
       podMonitor ? [ready, podMonitor] : [ready], exporter.spec.podMonitor ? [] : ['PodMonitor']);
-    if (podMonitor?.status === 'False' && previous?.reason !== podMonitor.reason) {
-      await this.ctx.events.record(exporter, 'Warning', podMonitor.reason, podMonitor.message);
-    }
   }
+
 }
 
 export const prometheusJmxExporterOperator: Operator = {

@@ -1,6 +1,7 @@
 import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/common.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { array, integer, object, string, type Infer } from '../../api/schema.ts';
+import { podMonitorSpec } from '../pod-monitor.ts';
 
 export const prometheusJmxExporterSpec = object({
   labelSelector: labelMap({ description: 'Pods carrying all these labels get the exporter; at least one label (an ' +
@@ -18,14 +19,8 @@ export const prometheusJmxExporterSpec = object({
     pattern: '^((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])$' }),
   containerName: string({ description: 'The container running the JVM; default the pod\'s first container.',
     maxLength: 63, pattern: dns1123Label }),
-  podMonitor: object({
-    labels: labelMap({ description: 'Labels on the PodMonitor, for the Prometheus whose podMonitorSelector picks ' +
-      'it (for example release: prometheus).' }),
-    interval: string({ description: 'How often Prometheus scrapes the pods, e.g. 30s; default the Prometheus\'s own.',
-      maxLength: 32, pattern: '^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$', minLength: 2 }),
-  }, { description: 'Make a monitoring.coreos.com/v1 PodMonitor of the same name, selecting the pods that serve ' +
-    'metrics, for the Prometheus Operator (its CRDs must be installed). Without it, the pods\' prometheus.io ' +
-    'annotations are what a scraper goes by.' }),
+  podMonitor: podMonitorSpec('selecting the pods that serve metrics; without it, the pods\' prometheus.io ' +
+    'annotations are what a scraper goes by'),
 }, { description: 'Which pods get the JMX exporter, with which config and port.', required: true });
 
 export const prometheusJmxExporterStatus = statusOf({

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { Registry } from 'prom-client';
+import { registerClusterMetrics } from './cluster-metrics.ts';
+import type { PostgresClusterResource } from './schema.ts';
+
+const cluster = (name: string, backup?: object, lastBackup?: string) => ({
+  apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name, namespace: 'db' },
+  spec: { size: 1, version: '15', ...(backup ? { backup } : {}) },
+  ...(lastBackup ? { status: { lastBackup: { name: 'b', time: lastBackup } } } : {}),
+}) as unknown as PostgresClusterResource;
+
+it('exports when each cluster\'s latest backup ended and when its schedule last fired, for clusters with backups', async () => {
+  const registry = new Registry();
+  let clusters = [cluster('daily', { schedule: '0 3 * * *' }, '2026-11-26T03:04:05Z'),
+    cluster('never', { schedule: '@hourly' }), cluster('none')];
+  registerClusterMetrics(registry, () => clusters, () => new Date('2026-11-26T10:30:00Z'));
+  const text = await registry.metrics();
+  const series = text.split('\n').filter((line) => line && !line.startsWith('#')).sort();
+  assert.deepEqual(series, [
+    'keelson_postgrescluster_backup_scheduled_timestamp_seconds{namespace="db",name="daily"} ' +
+      Date.parse('2026-11-26T03:00:00Z') / 1000,
+    'keelson_postgrescluster_backup_scheduled_timestamp_seconds{namespace="db",name="never"} ' +
+      Date.parse('2026-11-26T10:00:00Z') / 1000,
+    'keelson_postgrescluster_last_backup_timestamp_seconds{namespace="db",name="daily"} ' +
+      Date.parse('2026-11-26T03:04:05Z') / 1000,
+    'keelson_postgrescluster_last_backup_timestamp_seconds{namespace="db",name="never"} 0',
+  ]);
+  // A cluster deleted, or its backups turned off, leaves no series behind.
+  clusters = [];
+  assert.doesNotMatch(await registry.metrics(), /namespace="db"/);
+});

@@ -1,0 +1,41 @@
+// What the operator knows of each cluster and PostgreSQL does not, exported from the cache at each scrape: when its
+// latest base backup ended, and when its schedule last asked for one, which together say a backup is overdue.
+import { Gauge, type Registry } from 'prom-client';
+import { parseSchedule, previousFire } from './cron.ts';
+import type { PostgresClusterResource } from './schema.ts';
+
+export const clusterMetricNames = ['keelson_postgrescluster_last_backup_timestamp_seconds',
+  'keelson_postgrescluster_backup_scheduled_timestamp_seconds'] as const;
+
+/** Registers the gauges, read from `clusters()` at each scrape. */
+export function registerClusterMetrics(registry: Registry, clusters: () => PostgresClusterResource[],
+  now: () => Date = () => new Date()): void {
+  const labelNames = ['namespace', 'name'];
+  const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+  const scheduled = (cluster: PostgresClusterResource) => {
+    try {
+      return previousFire(parseSchedule(cluster.spec.backup!.schedule), now());
+    } catch {
+      return undefined;
+    }
+  };
+  const withBackups = () => clusters().filter((c) => c.spec?.backup?.schedule);
+  new Gauge({ name: clusterMetricNames[0], registers: [registry], labelNames,
+    help: 'When the latest successful base backup of each PostgresCluster with backups ended (0: none yet)',
+    collect() {
+      this.reset();
+      for (const c of withBackups()) {
+        const time = c.status?.lastBackup?.time;
+        this.set({ namespace: c.metadata.namespace!, name: c.metadata.name }, time ? seconds(new Date(time)) : 0);
+      }
+    } });
+  new Gauge({ name: clusterMetricNames[1], registers: [registry], labelNames,
+    help: 'When spec.backup.schedule last asked for a base backup, per PostgresCluster',
+    collect() {
+      this.reset();
+      for (const c of withBackups()) {
+        const at = scheduled(c);
+        if (at) this.set({ namespace: c.metadata.namespace!, name: c.metadata.name }, seconds(at));
+      }
+    } });
+}
