@@ -784,7 +784,7 @@ export interface PostgresClusterSpec {
   readonly size: number;
 
   /**
-   * Each member's PersistentVolumeClaim. size and storageClassName cannot change: existing volumes would not follow.
+   * Each member's PersistentVolumeClaim. size may only grow, and storageClassName cannot change: existing volumes would not follow.
    *
    * @schema PostgresClusterSpec#storage
    */
@@ -1020,7 +1020,7 @@ export function toJson_PostgresClusterSpecResources(obj: PostgresClusterSpecReso
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Each member's PersistentVolumeClaim. size and storageClassName cannot change: existing volumes would not follow.
+ * Each member's PersistentVolumeClaim. size may only grow, and storageClassName cannot change: existing volumes would not follow.
  *
  * @schema PostgresClusterSpecStorage
  */
@@ -1033,7 +1033,7 @@ export interface PostgresClusterSpecStorage {
   readonly keepOnScaleDown?: boolean;
 
   /**
-   * The volume size of each member.
+   * The volume size of each member. It may grow, where the StorageClass allows expansion (allowVolumeExpansion): each member claim is asked for the new size, and StorageResized says how that goes, or why the class refuses; it never shrinks.
    *
    * @schema PostgresClusterSpecStorage#size
    */
@@ -1272,7 +1272,7 @@ export class PostgresClusterSpecResourcesRequests {
 }
 
 /**
- * The volume size of each member.
+ * The volume size of each member. It may grow, where the StorageClass allows expansion (allowVolumeExpansion): each member claim is asked for the new size, and StorageResized says how that goes, or why the class refuses; it never shrinks.
  *
  * @schema PostgresClusterSpecStorageSize
  */

@@ -197,8 +197,32 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     await waitFor('the read-write Service on db-0002 alone', async () => JSON.stringify(await endpoints('db')) === '["db-0002"]');
   });
 
-  it('refuses a change of storage, which existing volumes would not follow, and retention by age without a store', async () => {
-    await assert.rejects(patch({ storage: { size: '2Gi' } }), /storage.size cannot change/);
+  it('grows member volumes where the StorageClass allows it, says why not where it does not, and never shrinks them', async () => {
+    const storageClass = `keelson-${namespace}`;
+    const claims = async () => (await get('pvc', '-l', 'keelson.dev/postgrescluster=db'))!.items
+      .filter((c: any) => c.metadata.labels['keelson.dev/member'] && !c.metadata.deletionTimestamp)
+      .map((c: any) => c.spec.resources.requests.storage);
+    const resized = (reason: string) => waitFor(`StorageResized ${reason}`, async () => (await status())?.conditions
+      ?.find((c: any) => c.type === 'StorageResized' && c.reason === reason));
+    // The test's volumes have a class name and no StorageClass: the apiserver refuses to grow their claims.
+    await patch({ storage: { size: '2Gi' } });
+    const refused = await resized('ExpansionRefused');
+    assert.equal(refused.status, 'False');
+    assert.match(refused.message, new RegExp(`^db-\\d{4}(, db-\\d{4})* cannot grow to 2Gi: .*storageclass.*\\(StorageClass ` +
+      `${storageClass}\\); they keep their size, and new members get 2Gi$`));
+    assert.ok((await reasons()).some((r: string) => r.startsWith('ExpansionRefused db-')));
+    assert.deepEqual([...new Set(await claims())], ['1Gi']);
+    // With a class that allows expansion, the next size asked for reaches every member claim.
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass', metadata: { name: storageClass, labels: { 'keelson.dev/test-volumes': storageClass } },
+      provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true }) });
+    cleanups.push(async () => { await cluster.kubectl(['delete', 'storageclass', storageClass, '--ignore-not-found']); });
+    await patch({ storage: { size: '3Gi' } });
+    // The test's volumes hold 10Gi: a claim's capacity is its volume's.
+    const grown = await resized('Resized');
+    assert.equal(grown.message, 'every member volume has 3Gi at least');
+    assert.deepEqual([...new Set(await claims())], ['3Gi']);
+    await assert.rejects(patch({ storage: { size: '1Gi' } }), /storage.size cannot shrink/);
     await assert.rejects(patch({ storage: { storageClassName: 'other' } }), /storage.storageClassName cannot change/);
     await assert.rejects(patch({ backup: { schedule: '@daily', retainDays: 7 } }), /retainDays needs objectStore/);
   });

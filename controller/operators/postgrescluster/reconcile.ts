@@ -9,6 +9,7 @@ import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { syncPodMonitor } from '../pod-monitor.ts';
 import { registerClusterMetrics } from './cluster-metrics.ts';
+import { claimsToGrow, storageCondition, type Claim } from './storage.ts';
 import { controllerOf, ensureOwned, isControlledBy, ownerReferencesFor } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
@@ -79,6 +80,8 @@ const phases: Record<Step['kind'], NonNullable<PostgresClusterStatus['phase']> |
 };
 /** How often archiving is looked at, and how long pgBackRest may take to check it. */
 const archiveCheckMs = 30_000;
+/** How long a claim the apiserver refused to grow is left before it is asked again (its StorageClass may change). */
+const resizeRetryMs = 5 * 60_000;
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
 
@@ -113,6 +116,8 @@ class PostgresClusterReconciler {
   private readonly backups;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
+  /** Per claim and size asked (uid/size), the apiserver's refusal to grow it, and when. */
+  private readonly resizeRefused = new Map<string, { message: string; at: number }>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
   private readonly busySince = new Map<string, Map<string, number>>();
 
@@ -216,6 +221,8 @@ class PostgresClusterReconciler {
     if (archiving) conditions.push(archiving);
     const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
       this.archiveChecks.get(cluster.metadata.uid)?.timeline);
+    const volumes = spec.paused ? undefined : await this.growVolumes(cluster, spec);
+    if (volumes) conditions.push(volumes);
     const monitor = spec.paused ? { name: cluster.status?.podMonitor } : await syncPodMonitor(this.ctx, cluster,
       memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
     if (monitor.condition) conditions.push(monitor.condition);
@@ -257,6 +264,37 @@ class PostgresClusterReconciler {
   private memberPods(cluster: Cluster): Pod[] {
     return this.pods.listNamespace(cluster.metadata.namespace!)
       .filter((p) => isControlledBy(p, cluster) && p.metadata.labels?.[memberLabel] !== undefined);
+  }
+
+  /**
+   * Asks each member claim smaller than storage.size for it, and says how that goes (StorageResized). A refusal (the
+   * StorageClass does not allow expansion) is reported with an Event once, and asked again after resizeRetryMs.
+   */
+  private async growVolumes(cluster: Cluster, spec: Spec): Promise<Pending | undefined> {
+    const claims = this.memberClaims(cluster) as Claim[];
+    if (!claims.length) return undefined;
+    const size = String(spec.storage.size);
+    const refused = new Map<string, string>();
+    for (const claim of claimsToGrow(claims, size)) {
+      const { name, uid } = claim.metadata;
+      const key = `${uid}/${size}`;
+      const earlier = this.resizeRefused.get(key);
+      if (earlier && Date.now() - earlier.at < resizeRetryMs) {
+        refused.set(name, earlier.message);
+        continue;
+      }
+      try {
+        await this.ctx.client.patch(types.persistentVolumeClaims, cluster.metadata.namespace, name,
+          { spec: { resources: { requests: { storage: size } } } }, 'merge');
+        this.resizeRefused.delete(key);
+      } catch (error) {
+        if (!(error instanceof ApiError && (error.forbidden || error.status === 422))) throw error;
+        refused.set(name, error.message);
+        if (!earlier) await this.ctx.events.record(cluster, 'Warning', 'ExpansionRefused', `${name}: ${error.message}`);
+        this.resizeRefused.set(key, { message: error.message, at: Date.now() });
+      }
+    }
+    return storageCondition(claims, size, refused, cluster.metadata.generation);
   }
 
   private memberClaims(cluster: Cluster): KubeObject[] {

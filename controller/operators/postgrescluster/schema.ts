@@ -56,13 +56,17 @@ export const postgresClusterSpec = object({
     'asynchronous: writes go on without replicas, and a failover may lose the latest ones.', minimum: 0, maximum: 8,
   default: 1 }),
   storage: object({
-    size: quantity({ description: 'The volume size of each member.', default: '1Gi' }),
+    size: quantity({ description: 'The volume size of each member. It may grow, where the StorageClass allows ' +
+      'expansion (allowVolumeExpansion): each member claim is asked for the new size, and StorageResized says how ' +
+      'that goes, or why the class refuses; it never shrinks.', default: '1Gi' }),
     storageClassName: string({ description: 'The StorageClass of member volumes; default the cluster\'s.',
       maxLength: 253, pattern: dns1123Subdomain }),
     keepOnScaleDown: boolean({ description: 'Keep the volume of a member removed by scaling down.', default: true }),
-  }, { description: 'Each member\'s PersistentVolumeClaim. size and storageClassName cannot change: existing ' +
-    'volumes would not follow.', default: {}, rules: [
-    { rule: unchanged('size'), message: 'storage.size cannot change: member volumes are not resized', fieldPath: '.size' },
+  }, { description: 'Each member\'s PersistentVolumeClaim. size may only grow, and storageClassName cannot change: ' +
+    'existing volumes would not follow.', default: {}, rules: [
+    { rule: '!has(oldSelf.size) || (has(self.size) && ' +
+      'quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0)',
+    message: 'storage.size cannot shrink: a volume cannot give back space its file system may use', fieldPath: '.size' },
     { rule: unchanged('storageClassName'), message: 'storage.storageClassName cannot change: member volumes stay ' +
       'where they were made', fieldPath: '.storageClassName' },
   ] }),
