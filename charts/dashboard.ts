@@ -55,29 +55,29 @@ const rows: [string, Panel[]][] = [
   ]],
 ];
 
-const pg = 'cluster=~"$cluster"';
+const pg = 'postgrescluster=~"$postgrescluster"';
 const pgSum = (metric: string, by: string, extra = '') => `sum by (${by}) (${metric}{${pg}${extra}})`;
 
 rows.push(['PostgreSQL', [
   { title: 'Members up, and replicas', unit: 'short', queries: [
-    [pgSum('keelson_postgres_up', 'cluster'), '{{cluster}} up'],
-    [pgSum('keelson_postgres_in_recovery', 'cluster'), '{{cluster}} replicas']] },
+    [pgSum('keelson_postgres_up', 'postgrescluster'), '{{postgrescluster}} up'],
+    [pgSum('keelson_postgres_in_recovery', 'postgrescluster'), '{{postgrescluster}} replicas']] },
   { title: 'Transactions', unit: 'ops', queries: [
-    [`sum by (cluster, outcome) (rate(keelson_postgres_transactions_total{${pg}}[$__rate_interval]))`,
-      '{{cluster}} {{outcome}}']] },
+    [`sum by (postgrescluster, outcome) (rate(keelson_postgres_transactions_total{${pg}}[$__rate_interval]))`,
+      '{{postgrescluster}} {{outcome}}']] },
   { title: 'WAL written', unit: 'Bps', queries: [
-    [`sum by (cluster, pod) (rate(keelson_postgres_wal_position_bytes{${pg}}[$__rate_interval]) ` +
+    [`sum by (postgrescluster, pod) (deriv(keelson_postgres_wal_position_bytes{${pg}}[$__rate_interval]) ` +
       `and on (namespace, pod) keelson_postgres_in_recovery{${pg}} == 0)`, '{{pod}}']] },
   { title: 'Archive lag', unit: 'bytes', queries: [
-    [`max by (cluster) (keelson_postgres_archiver_lag_bytes{${pg}})`, '{{cluster}} not archived']] },
+    [`max by (postgrescluster) (keelson_postgres_archiver_lag_bytes{${pg}})`, '{{postgrescluster}} not archived']] },
   { title: 'Replication lag (replayed)', unit: 'bytes', queries: [
-    [`max by (cluster, standby) (keelson_postgres_replication_lag_bytes{${pg}, stage="replayed"})`,
+    [`max by (postgrescluster, standby) (keelson_postgres_replication_lag_bytes{${pg}, stage="replayed"})`,
       '{{standby}}']] },
   { title: 'Synchronous standbys', unit: 'short', queries: [
-    [pgSum('keelson_postgres_synchronous_standbys_connected', 'cluster'), '{{cluster}} connected'],
-    [pgSum('keelson_postgres_synchronous_standbys_required', 'cluster'), '{{cluster}} required']] },
-  { title: 'Connections', unit: 'short', queries: [[pgSum('keelson_postgres_backends', 'cluster, state'),
-    '{{cluster}} {{state}}']] },
+    [pgSum('keelson_postgres_synchronous_standbys_connected', 'postgrescluster'), '{{postgrescluster}} connected'],
+    [pgSum('keelson_postgres_synchronous_standbys_required', 'postgrescluster'), '{{postgrescluster}} required']] },
+  { title: 'Connections', unit: 'short', queries: [[pgSum('keelson_postgres_backends', 'postgrescluster, state'),
+    '{{postgrescluster}} {{state}}']] },
   { title: 'Time since the latest base backup', unit: 's', queries: [
     [`time() - max by (namespace, name) (keelson_postgrescluster_last_backup_timestamp_seconds{${on}} > 0)`,
       '{{namespace}}/{{name}}']] },
@@ -116,7 +116,8 @@ export const dashboard = {
     { name: 'datasource', type: 'datasource', query: 'prometheus', label: 'Data source' },
     { name: 'job', type: 'query', datasource, label: 'Job', query: 'label_values(workqueue_depth, job)',
       current: { text: metricsJobs, value: metricsJobs }, includeAll: false, multi: true, refresh: 2 },
-    { name: 'cluster', type: 'query', datasource, label: 'PostgresCluster', query: 'label_values(keelson_postgres_up, cluster)',
+    { name: 'postgrescluster', type: 'query', datasource, label: 'PostgresCluster',
+      query: 'label_values(keelson_postgres_up, postgrescluster)',
       includeAll: true, allValue: '.*', multi: true, refresh: 2 },
   ] },
   panels: panels(),

@@ -54,7 +54,7 @@ const cases: AlertCase[] = [
 
 /** A member agent's series, as its PodMonitor's target labels them. */
 function postgresCases(): AlertCase[] {
-  const target = { job: 'db/pg', namespace: 'db', cluster: 'pg', pod: 'pg-0000' };
+  const target = { job: 'db/pg', namespace: 'db', postgrescluster: 'pg', pod: 'pg-0000' };
   const at = (labels: Record<string, string> = {}) => `{${Object.entries({ ...target, ...labels })
     .map(([k, v]) => `${k}="${v}"`).join(', ')}}`;
   const replayed = { standby: 'pg-0001', stage: 'replayed' };
@@ -67,24 +67,28 @@ function postgresCases(): AlertCase[] {
     [`keelson_postgres_archiver_last_archived_timestamp_seconds${at()}`]: archived,
     [`keelson_postgres_archiver_oldest_ready_seconds${at()}`]: oldest });
   return [
-    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '0x10' }, at: '6m', fires: target },
-    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '1x10' }, at: '6m' },
+    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '0x15' }, at: '11m', fires: target },
+    { alert: 'KeelsonPostgresDown', series: { [`keelson_postgres_up${at()}`]: '1x5 0x10' }, at: '11m' },
     { alert: 'KeelsonPostgresArchivingFailing', series: archiver('100x10', '50x10', '0x10'), at: '6m', fires: target },
-    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('0x10', '50x10', '300x10'), at: '6m', fires: target },
+    { alert: 'KeelsonPostgresArchivingFailing', series: archiver('0x10', '50x10', '120x10'), at: '6m', fires: target },
     { alert: 'KeelsonPostgresArchivingFailing', series: archiver('100x10', '150x10', '30x10'), at: '6m' },
     { alert: 'KeelsonPostgresArchivingFailing', series: archiver('0x10', '0x10', '0x10'), at: '6m' },
     { alert: 'KeelsonPostgresReplicationLag', series: { [`keelson_postgres_replication_lag_bytes${at(replayed)}`]:
       `${100 * 1024 * 1024}x10` }, at: '6m', fires: { ...target, ...replayed } },
     { alert: 'KeelsonPostgresReplicationLag', series: { [`keelson_postgres_replication_lag_bytes${at(replayed)}`]: '4096x10',
       [`keelson_postgres_replication_lag_seconds${at(replayed)}`]: '0.5x10' }, at: '6m' },
+    { alert: 'KeelsonPostgresReplicaNotStreaming', series: { [`keelson_postgres_in_recovery${at()}`]: '1x10',
+      [`keelson_postgres_wal_receiver_up${at()}`]: '0x10' }, at: '6m', fires: target },
+    { alert: 'KeelsonPostgresReplicaNotStreaming', series: { [`keelson_postgres_in_recovery${at()}`]: '1x10',
+      [`keelson_postgres_wal_receiver_up${at()}`]: '1x10' }, at: '6m' },
     { alert: 'KeelsonPostgresSynchronousStandbyMissing', series: {
       [`keelson_postgres_synchronous_standbys_connected${at()}`]: '0x5',
-      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '2m', fires: target },
+      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '3m', fires: target },
     { alert: 'KeelsonPostgresSynchronousStandbyMissing', series: {
-      [`keelson_postgres_synchronous_standbys_connected${at()}`]: '2x5',
-      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '2m' },
+      [`keelson_postgres_synchronous_standbys_connected${at()}`]: '1x1 0x1 1x3',
+      [`keelson_postgres_synchronous_standbys_required${at()}`]: '1x5' }, at: '3m' },
     // time() is 5400 at 90m: the schedule fired at 600, over an hour before.
-    { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '600x100'), at: '90m', fires: { job, ...operator } },
+    { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '600x100'), at: '90m', fires: operator },
     { alert: 'KeelsonPostgresBackupTooOld', series: backups('700x100', '600x100'), at: '90m' },
     { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '5000x100'), at: '90m' },
   ];

@@ -3,6 +3,7 @@
 // rule file, which `promtool check rules` and `promtool test rules` check in npm test.
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
+import { stalledAfterSeconds } from '../controller/operators/postgrescluster/archiving.ts';
 import { controllerName, defaultControllers } from './install.ts';
 
 /** The jobs Prometheus gives the metrics Services' targets under the ServiceMonitor: each Service's name. */
@@ -81,10 +82,11 @@ const postgresAlerts: AlertRule[] = [
   {
     alert: 'KeelsonPostgresDown',
     expr: 'keelson_postgres_up == 0',
-    for: '5m',
+    // Past a long clone or restore, during which the server does not answer yet.
+    for: '10m',
     labels: { severity: 'critical' },
     annotations: { summary: 'PostgreSQL of {{ $labels.pod }} cannot be read',
-      description: 'The member agent of {{ $labels.pod }} (cluster {{ $labels.cluster }}) has not reached its ' +
+      description: 'The member agent of {{ $labels.pod }} (cluster {{ $labels.postgrescluster }}) has not reached its ' +
         'PostgreSQL for 5 minutes: it is down, starting, or refuses connections; the agent\'s log says which.' },
   },
   {
@@ -92,10 +94,11 @@ const postgresAlerts: AlertRule[] = [
     // As the ContinuousArchiving condition has it: the latest attempt failed, or a segment waits past two
     // archive_timeouts.
     expr: 'keelson_postgres_archiver_last_failed_timestamp_seconds > ' +
-      'keelson_postgres_archiver_last_archived_timestamp_seconds or keelson_postgres_archiver_oldest_ready_seconds > 120',
+      'keelson_postgres_archiver_last_archived_timestamp_seconds or ' +
+      `keelson_postgres_archiver_oldest_ready_seconds >= ${stalledAfterSeconds}`,
     for: '5m',
     labels: { severity: 'critical' },
-    annotations: { summary: 'WAL of {{ $labels.cluster }} is not reaching its archive',
+    annotations: { summary: 'WAL of {{ $labels.postgrescluster }} is not reaching its archive',
       description: '{{ $labels.pod }} has failed to archive WAL, or let a segment wait over 2 minutes, for 5 ' +
         'minutes: point-in-time recovery stops at the last segment archived, and pg_wal grows. PostgreSQL keeps ' +
         'every segment until it is archived; see the cluster\'s ContinuousArchiving condition.' },
@@ -106,24 +109,35 @@ const postgresAlerts: AlertRule[] = [
       'keelson_postgres_replication_lag_seconds{stage="replayed"} > 30',
     for: '5m',
     labels: { severity: 'warning' },
-    annotations: { summary: 'Standby {{ $labels.standby }} of {{ $labels.cluster }} lags',
+    annotations: { summary: 'Standby {{ $labels.standby }} of {{ $labels.postgrescluster }} lags',
       description: '{{ $labels.standby }} has been over 64 MiB or 30 seconds behind the primary {{ $labels.pod }} ' +
         'for 5 minutes: reads from it are stale, and a failover to it waits for its replay.' },
   },
   {
+    alert: 'KeelsonPostgresReplicaNotStreaming',
+    expr: 'keelson_postgres_in_recovery == 1 and keelson_postgres_wal_receiver_up == 0',
+    for: '5m',
+    labels: { severity: 'warning' },
+    annotations: { summary: 'Replica {{ $labels.pod }} of {{ $labels.postgrescluster }} does not stream',
+      description: '{{ $labels.pod }} has not streamed from the primary for 5 minutes: it falls behind, and is out ' +
+        'of the read-only Service; it is cloned afresh if it cannot catch up.' },
+  },
+  {
     alert: 'KeelsonPostgresSynchronousStandbyMissing',
     expr: 'keelson_postgres_synchronous_standbys_connected < keelson_postgres_synchronous_standbys_required',
-    for: '1m',
+    // Past a member's restart in a roll, during which its commits wait for a moment.
+    for: '2m',
     labels: { severity: 'critical' },
-    annotations: { summary: '{{ $labels.cluster }} has fewer synchronous standbys than its commits wait for',
+    annotations: { summary: '{{ $labels.postgrescluster }} has fewer synchronous standbys than its commits wait for',
       description: 'The primary {{ $labels.pod }} has had fewer standbys streaming than spec.synchronousReplicas ' +
-        'for a minute: its commits wait, and writes stall until one is back.' },
+        'for 2 minutes: its commits wait, and writes stall until one is back.' },
   },
   {
     alert: 'KeelsonPostgresBackupTooOld',
-    expr: `keelson_postgrescluster_last_backup_timestamp_seconds{${job}} < ` +
-      `keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}} and ` +
-      `time() - keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}} > 3600`,
+    // Every replica of the controller exports them: one alert per cluster.
+    expr: `max by (namespace, name) (keelson_postgrescluster_last_backup_timestamp_seconds{${job}}) < ` +
+      `max by (namespace, name) (keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}}) and ` +
+      `time() - max by (namespace, name) (keelson_postgrescluster_backup_scheduled_timestamp_seconds{${job}}) > 3600`,
     for: '0m',
     labels: { severity: 'warning' },
     annotations: { summary: 'PostgresCluster {{ $labels.namespace }}/{{ $labels.name }} missed its scheduled backup',
@@ -154,7 +168,8 @@ export class KeelsonMonitoring extends Construct {
     new ApiObject(this, 'service-monitor', {
       apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: metadata(controllerName),
       spec: { selector: { matchLabels: { 'app.kubernetes.io/name': 'keelson' } },
-        endpoints: [{ port: 'https', scheme: 'https', path: '/metrics', interval: '30s',
+        // honorLabels: the series the controller labels with a resource's namespace keep it (not the install's).
+        endpoints: [{ port: 'https', scheme: 'https', path: '/metrics', interval: '30s', honorLabels: true,
           bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } }] },
     });
     new ApiObject(this, 'prometheus-rule', {

@@ -763,7 +763,7 @@ export interface PostgresClusterSpec {
   readonly persistentVolumeClaimRetentionPolicy?: PostgresClusterSpecPersistentVolumeClaimRetentionPolicy;
 
   /**
-   * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as cluster.
+   * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as postgrescluster.
    *
    * @schema PostgresClusterSpec#podMonitor
    */
@@ -948,7 +948,7 @@ export function toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(o
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as cluster.
+ * Make a monitoring.coreos.com/v1 PodMonitor of the same name for the Prometheus Operator (its CRDs must be installed), selecting the members: each one's agent serves PostgreSQL's statistics (keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster's name as postgrescluster.
  *
  * @schema PostgresClusterSpecPodMonitor
  */

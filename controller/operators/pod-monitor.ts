@@ -75,8 +75,12 @@ async function applyPodMonitor(client: Client, owner: Owner, wanted: KubeObject)
     return { name, condition: outcome('True', 'Applied', `PodMonitor ${name} selects the pods serving metrics`) };
   } catch (error) {
     // The apiserver knows no such resource: the Prometheus Operator's CRDs are not installed.
-    if (!(error instanceof ApiError && error.notFound)) throw error;
-    return { retry: true, condition: outcome('False', 'PodMonitorNotServed', 'this cluster does not serve ' +
-      'monitoring.coreos.com/v1 PodMonitor: install the Prometheus Operator\'s CRDs, or remove spec.podMonitor') };
+    if (error instanceof ApiError && error.notFound) {
+      return { retry: true, condition: outcome('False', 'PodMonitorNotServed', 'this cluster does not serve ' +
+        'monitoring.coreos.com/v1 PodMonitor: install the Prometheus Operator\'s CRDs, or remove spec.podMonitor') };
+    }
+    // Monitoring is not worth the owner's reconcile: any other refusal is said, and the rest goes on.
+    if (!(error instanceof ApiError)) throw error;
+    return { retry: true, condition: outcome('False', 'ApplyFailed', `PodMonitor ${name}: ${error.message}`) };
   }
 }

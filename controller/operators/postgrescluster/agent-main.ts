@@ -20,14 +20,19 @@ const stop = new AbortController();
 process.once('SIGTERM', () => stop.abort());
 // Other members call in failsafe at the pod's address, which the operator writes into the Lease.
 const server = await agent.serve(failsafePort, '0.0.0.0');
-// PostgreSQL's statistics for Prometheus; a server not up yet, or gone, says so in keelson_postgres_up.
+// PostgreSQL's statistics for Prometheus; a server not up yet, or gone, says so in keelson_postgres_up. Nothing of
+// it may hold up or end the agent: fencing is its job.
 let lastError = '';
-const metrics = await serveMetrics('0.0.0.0', { socketDir: required('SOCKET_DIR'), port: Number(required('PGPORT')),
-  onError: (error) => {
-    if (error.message !== lastError) log.warn({ err: error }, 'could not read PostgreSQL\'s statistics');
-    lastError = error.message;
-  } });
+const metrics = serveMetrics('0.0.0.0', { socketDir: process.env.SOCKET_DIR || '/var/run/postgresql',
+  port: Number(process.env.PGPORT || 5432), onError: (error, query) => {
+    const said = `${query ?? ''}: ${error.message}`;
+    if (said !== lastError) log.warn({ err: error, query }, 'could not read PostgreSQL\'s statistics');
+    lastError = said;
+  } }).catch((error: Error) => {
+  log.error({ err: error }, 'could not serve metrics');
+  return undefined;
+});
 log.info({ member, failsafePort }, 'member agent started');
 await agent.run(stop.signal);
 server.close();
-metrics.close();
+(await metrics)?.close();

@@ -1,5 +1,6 @@
 // What the operator knows of each cluster and PostgreSQL does not, exported from the cache at each scrape: when its
-// latest base backup ended, and when its schedule last asked for one, which together say a backup is overdue.
+// latest base backup ended, and when its schedule last asked for one, which together say a backup is overdue. The
+// series carry the cluster's namespace, which the ServiceMonitor honours (honorLabels) over the controller's own.
 import { Gauge, type Registry } from 'prom-client';
 import { parseSchedule, previousFire } from './cron.ts';
 import type { PostgresClusterResource } from './schema.ts';
@@ -12,14 +13,18 @@ export function registerClusterMetrics(registry: Registry, clusters: () => Postg
   now: () => Date = () => new Date()): void {
   const labelNames = ['namespace', 'name'];
   const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+  // Only a firing since the cluster was made asked it for a backup.
   const scheduled = (cluster: PostgresClusterResource) => {
     try {
-      return previousFire(parseSchedule(cluster.spec.backup!.schedule), now());
+      const at = previousFire(parseSchedule(cluster.spec.backup!.schedule), now());
+      const made = cluster.metadata.creationTimestamp;
+      return at && (!made || at.getTime() >= Date.parse(made)) ? at : undefined;
     } catch {
       return undefined;
     }
   };
-  const withBackups = () => clusters().filter((c) => c.spec?.backup?.schedule);
+  // A paused cluster takes no backups, and says so in its conditions rather than in an alert.
+  const withBackups = () => clusters().filter((c) => c.spec?.backup?.schedule && !c.spec.paused);
   new Gauge({ name: clusterMetricNames[0], registers: [registry], labelNames,
     help: 'When the latest successful base backup of each PostgresCluster with backups ended (0: none yet)',
     collect() {

@@ -135,7 +135,7 @@ describe('the PodMonitor spec.podMonitor asks for', () => {
     const ports = pod.spec.initContainers.flatMap((c: any) => c.ports ?? []);
     assert.deepEqual(ports.find((p: any) => p.name === endpoint.port), { name: 'metrics', containerPort: 9187 });
     assert.equal(pod.metadata.labels['keelson.dev/postgrescluster'], 'db');
-    assert.deepEqual(endpoint.relabelings, [{ action: 'replace', targetLabel: 'cluster',
+    assert.deepEqual(endpoint.relabelings, [{ action: 'replace', targetLabel: 'postgrescluster',
       sourceLabels: ['__meta_kubernetes_pod_label_keelson_dev_postgrescluster'] }]);
     assert.equal(endpoint.interval, '15s');
     assert.equal(monitor.metadata.labels.release, 'prom');

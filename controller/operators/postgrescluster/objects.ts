@@ -301,7 +301,8 @@ export function memberPodMonitor(cluster: Cluster, spec: Spec): KubeObject | und
   const label = (name: string) => `__meta_kubernetes_pod_label_${name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
   return podMonitorOf(cluster, spec.podMonitor, { [clusterLabel]: cluster.metadata.name }, {
     port: 'metrics', path: '/metrics',
-    relabelings: [{ action: 'replace', sourceLabels: [label(clusterLabel)], targetLabel: 'cluster' }],
+    // Not "cluster", which multi-cluster Prometheus set-ups give the Kubernetes cluster.
+    relabelings: [{ action: 'replace', sourceLabels: [label(clusterLabel)], targetLabel: 'postgrescluster' }],
   });
 }
 

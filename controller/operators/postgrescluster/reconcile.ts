@@ -6,6 +6,7 @@ import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
+import type { Logger } from 'pino';
 import type { Owner } from '../../runtime/objects.ts';
 import { syncPodMonitor } from '../pod-monitor.ts';
 import { registerClusterMetrics } from './cluster-metrics.ts';
@@ -30,7 +31,7 @@ import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePee
   leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
-import { noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
+import { monitorRoleScript, noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { PostgresCluster, switchoverAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
 interface CronJob extends KubeObject {
@@ -116,6 +117,8 @@ class PostgresClusterReconciler {
   private readonly backups;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
+  /** The primary pods (uids) the member agents' role was made on; gone pods are forgotten with the process. */
+  private readonly monitorRoleMade = new Set<string>();
   /** Per claim and size asked (uid/size), the apiserver's refusal to grow it, and when. */
   private readonly resizeRefused = new Map<string, { message: string; at: number }>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
@@ -194,7 +197,10 @@ class PostgresClusterReconciler {
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
     const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
-    if (podUp && !spec.paused) await this.restored(request.namespace!, primaryName!);
+    if (podUp && !spec.paused) {
+      await this.restored(request.namespace!, primaryName!);
+      await this.ensureMonitorRole(primaryPod, log);
+    }
     // A primary not up yet has renewed nothing: its Lease speaks only of a primary that runs.
     const leaseExpired = podUp && !outcome.primary && observed.lease?.expired;
     conditions.push(outcome.waiting
@@ -815,6 +821,20 @@ class PostgresClusterReconciler {
     await this.ctx.client.delete(types.pods, namespace, name);
     for (let waited = 0; this.pods.get(keyOf({ namespace, name })) && waited < 60_000; waited += 500) await sleep(500);
     if (this.pods.get(keyOf({ namespace, name }))) throw new Error(`the pod of primary ${name} has not gone after 60s`);
+  }
+
+  /**
+   * Makes the member agents' role on a primary (metrics.ts) once per pod: a primary started by an older operator
+   * lacks it. Metrics are not worth a failed reconcile: a failure is logged and tried again.
+   */
+  private async ensureMonitorRole(primary: Pod, log: Logger): Promise<void> {
+    if (this.monitorRoleMade.has(primary.metadata.uid!)) return;
+    try {
+      await this.run(primary.metadata.namespace!, primary.metadata.name, monitorRoleScript);
+      this.monitorRoleMade.add(primary.metadata.uid!);
+    } catch (error) {
+      log.warn({ err: error, pod: primary.metadata.name }, 'could not make the member agents\' role');
+    }
   }
 
   private async run(namespace: string, pod: string, script: string): Promise<string> {

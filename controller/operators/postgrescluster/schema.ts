@@ -85,7 +85,7 @@ export const postgresClusterSpec = object({
   antiAffinity: boolean({ description: 'Spread members across nodes (a member per node where possible).',
     default: false }),
   podMonitor: podMonitorSpec('selecting the members: each one\'s agent serves PostgreSQL\'s statistics ' +
-    '(keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster\'s name as cluster'),
+    '(keelson_postgres_*) on its port named metrics (9187), and the series carry the cluster\'s name as postgrescluster'),
   backup: object({
     schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),

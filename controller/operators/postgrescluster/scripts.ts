@@ -36,9 +36,13 @@
 /** The role the member agent reads statistics as (metrics.ts): pg_monitor's rights, no password, so it logs in over
  * the pod's Unix socket only. */
 export const monitorRole = 'keelson_monitor';
-/** SQL that makes monitorRole where it is missing, escaped for a double-quoted shell word. */
+/**
+ * SQL that makes monitorRole where it is missing and gives it what it needs, and no more than two connections,
+ * escaped for a double-quoted shell word.
+ */
 const monitorRoleSql = `DO \\$\\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${monitorRole}') THEN ` +
-  `CREATE ROLE ${monitorRole} LOGIN IN ROLE pg_monitor; END IF; END \\$\\$`;
+  `CREATE ROLE ${monitorRole}; END IF; END \\$\\$; ALTER ROLE ${monitorRole} LOGIN CONNECTION LIMIT 2; ` +
+  `GRANT pg_monitor TO ${monitorRole}`;
 
 const common = `set -eu
 SOCKET_DIR=\${SOCKET_DIR:-/var/run/postgresql}
@@ -316,7 +320,7 @@ while kill -0 "$pid" 2>/dev/null; do
         export PGOPTIONS="-c log_statement=none -c log_min_error_statement=panic -c log_min_duration_statement=-1 \
 -c lock_timeout=1s -c synchronous_commit=local"
         local_sql "ALTER ROLE postgres PASSWORD '$POSTGRES_PASSWORD'; ALTER ROLE replicator PASSWORD '$REPLICATION_PASSWORD'" \
-          >/dev/null 2>&1 && local_sql "${monitorRoleSql}" >/dev/null 2>&1 && touch "$passwords_set") &
+          >/dev/null 2>&1 && touch "$passwords_set") &
     fi
   elif [ "$now" -ge "$next_check" ]; then
     # Promoted, it sets them again.
@@ -456,6 +460,10 @@ PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_P
 mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
 completed_backups | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "\${BACKUP_ROOT:?}/$old"; done
 echo "$name"`;
+
+/** Makes the role the member agents read statistics as, on the primary: the operator runs it once per primary pod. */
+export const monitorRoleScript = `${common}
+local_sql "${monitorRoleSql}" >/dev/null`;
 
 /** A log sequence number (e.g. 0/3000148) as a number, to find the replica that holds the most WAL. */
 export function lsnValue(lsn: string): bigint {
