@@ -118,6 +118,9 @@ describe('requester authorization at admission', () => {
     await refused('workload-user', postgres, 'it needs create on persistentvolumeclaims');
     await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
       right('pods', 'create'), right('persistentvolumeclaims', 'create')]);
+    await refused('workload-user', postgres, 'it needs create on poddisruptionbudgets.policy');
+    await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
+      right('pods', 'create'), right('persistentvolumeclaims', 'create'), right('poddisruptionbudgets', 'create', 'policy')]);
     await admitted('workload-user', tdset);
     await admitted('workload-user', postgres);
   });
@@ -130,6 +133,7 @@ describe('requester authorization at admission', () => {
       'keelson.dev/switchover-to=db-0001')).stderr.includes('it needs create on pods') || undefined, { timeoutMs: 20_000 });
     assert.match((await annotate('annotator', 'keelson.dev/backup-request=nightly-1')).stderr, /it needs create on pods/);
     assert.equal((await annotate('annotator', 'team=a')).code, 0);
+    // The PodDisruptionBudget is made with the cluster: its right is asked for at creation only.
     await grant('annotator', [own('postgresclusters'), right('pods', 'create'), right('persistentvolumeclaims', 'create')]);
     await waitFor('the switchover admitted with the rights', async () =>
       (await annotate('annotator', 'keelson.dev/switchover-to=db-0001')).code === 0 || undefined, { timeoutMs: 20_000 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, bytesOf, memberPod, memberPodMonitor, walRetention } from './objects.ts';
+import { agentIdentity, bytesOf, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -140,5 +140,17 @@ describe('the PodMonitor spec.podMonitor asks for', () => {
     assert.equal(endpoint.interval, '15s');
     assert.equal(monitor.metadata.labels.release, 'prom');
     assert.equal(monitor.metadata.ownerReferences[0].kind, 'PostgresCluster');
+  });
+});
+
+describe('the members\' PodDisruptionBudget', () => {
+  it('selects the member pods alone, and keeps all of them but one', () => {
+    assert.equal((disruptionBudget(cluster, { ...spec, size: 1 }) as any).spec.minAvailable, 0);
+    const pdb = disruptionBudget(cluster, spec) as any;
+    assert.deepEqual(pdb.spec, { minAvailable: 2, unhealthyPodEvictionPolicy: 'IfHealthyBudget',
+      selector: { matchLabels: { 'keelson.dev/postgrescluster': 'db' },
+        matchExpressions: [{ key: 'keelson.dev/member', operator: 'Exists' }] } });
+    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+    assert.equal(pod.metadata.labels['keelson.dev/member'], 'db-0000');
   });
 });

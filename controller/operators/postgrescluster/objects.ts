@@ -113,6 +113,20 @@ export function services(cluster: Cluster): KubeObject[] {
   ];
 }
 
+/**
+ * The members' PodDisruptionBudget: a drain or any other eviction takes one member at a time, and none while another
+ * is not ready (a primary's synchronous standby, say). A count of members, not maxUnavailable: the disruption
+ * controller would look for a scale subresource of the pods' owner, which a PostgresCluster does not have.
+ */
+export function disruptionBudget(cluster: Cluster, spec: Spec): KubeObject {
+  return {
+    apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(cluster, cluster.metadata.name),
+    spec: { minAvailable: Math.max(spec.size - 1, 0), unhealthyPodEvictionPolicy: 'IfHealthyBudget',
+      selector: { matchLabels: { [clusterLabel]: cluster.metadata.name },
+        matchExpressions: [{ key: memberLabel, operator: 'Exists' }] } },
+  };
+}
+
 /** The Lease naming the primary; the operator makes it with the seed and moves it only to promote another member. */
 export function lease(cluster: Cluster, spec: Spec, holder: string): KubeObject {
   const now = microTime();
@@ -151,7 +165,9 @@ export function memberClaim(cluster: Cluster, spec: Spec, member: string, restor
   const made = claim(cluster, spec, member, memberLabels(member), deletesData(spec));
   return restoring ? { ...made, metadata: { ...made.metadata, annotations: { [restoringAnnotation]: 'true' } } } : made;
 }
-export const backupClaim = (cluster: Cluster, spec: Spec) => claim(cluster, spec, names.backups(cluster.metadata.name), {}, false);
+/** The backup volume's claim; made at storage.size, and never grown with the members' (`made`: the size it has). */
+export const backupClaim = (cluster: Cluster, spec: Spec, made?: string) => claim(cluster,
+  made ? { ...spec, storage: { ...spec.storage, size: made } } : spec, names.backups(cluster.metadata.name), {}, false);
 
 const secretEnv = (cluster: string) => [
   { name: 'POSTGRES_PASSWORD', valueFrom: { secretKeyRef: { name: names.credentials(cluster), key: 'postgres-password' } } },

@@ -13,6 +13,9 @@ export const permissions: Permission[] = [
       'spec.storage.keepOnScaleDown is false' },
   { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'the read-write, read-only and member Services; one of their names taken is read to tell whose it is' },
+  { group: 'policy', resource: 'poddisruptionbudgets', verbs: ['get', 'list', 'watch', 'create', 'patch'],
+    reason: 'the members\' PodDisruptionBudget, one member evicted at a time; one of its name taken is read to tell ' +
+      'whose it is' },
   { group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch', 'create', 'patch'], reason: 'the member scripts' },
   { group: '', resource: 'secrets', verbs: ['get', 'create', 'patch'],
     reason: 'generate the cluster\'s credentials, see on every reconcile that they are still there (made again ' +

@@ -96,6 +96,17 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.match(columns[1]!, /^db\s+3\s+3\s+db-0000\s+Running\s+(<none>\s+)?\d+\S*$/);
   });
 
+  it('lets evictions (a drain) take one member at a time, by a PodDisruptionBudget', async () => {
+    // The disruption controller's own count: with three members ready, one may go.
+    const budget = await waitFor('the PodDisruptionBudget counted', async () => {
+      const pdb = await get('pdb', 'db');
+      return pdb?.status?.currentHealthy === 3 && pdb.status.expectedPods === 3 ? pdb : undefined;
+    });
+    assert.equal(budget.status.disruptionsAllowed, 1);
+    assert.equal(budget.spec.minAvailable, 2);
+    assert.equal(budget.metadata.ownerReferences[0].kind, 'PostgresCluster');
+  });
+
   it('replaces a deleted member pod on its own volume', async () => {
     const claim = (await get('pvc', 'db-0001')).metadata.uid;
     const pod = (await get('pod', 'db-0001')).metadata.uid;
@@ -199,8 +210,10 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
 
   it('grows member volumes where the StorageClass allows it, says why not where it does not, and never shrinks them', async () => {
     const storageClass = `keelson-${namespace}`;
+    // The claims of members there are, not those kept of members removed.
     const claims = async () => (await get('pvc', '-l', 'keelson.dev/postgrescluster=db'))!.items
-      .filter((c: any) => c.metadata.labels['keelson.dev/member'] && !c.metadata.deletionTimestamp)
+      .filter((c: any) => c.metadata.labels['keelson.dev/member'] && !c.metadata.labels['keelson.dev/retired'] &&
+        !c.metadata.deletionTimestamp)
       .map((c: any) => c.spec.resources.requests.storage);
     const resized = (reason: string) => waitFor(`StorageResized ${reason}`, async () => (await status())?.conditions
       ?.find((c: any) => c.type === 'StorageResized' && c.reason === reason));
@@ -223,6 +236,10 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.equal(grown.message, 'every member volume has 3Gi at least');
     assert.deepEqual([...new Set(await claims())], ['3Gi']);
     await assert.rejects(patch({ storage: { size: '1Gi' } }), /storage.size cannot shrink/);
+    await assert.rejects(patch({ storage: { size: 3 * 2 ** 30 - 1 } }), /storage.size cannot shrink/);
+    // The same size written another way is no change.
+    await patch({ storage: { size: '3072Mi' } });
+    await patch({ storage: { size: 3 * 2 ** 30 } });
     await assert.rejects(patch({ storage: { storageClassName: 'other' } }), /storage.storageClassName cannot change/);
     await assert.rejects(patch({ backup: { schedule: '@daily', retainDays: 7 } }), /retainDays needs objectStore/);
   });

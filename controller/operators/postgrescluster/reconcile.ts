@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Owner } from '../../runtime/objects.ts';
 import { syncPodMonitor } from '../pod-monitor.ts';
 import { registerClusterMetrics } from './cluster-metrics.ts';
-import { claimsToGrow, storageCondition, type Claim } from './storage.ts';
+import { claimsToGrow, refusalReason, storageCondition, type Claim } from './storage.ts';
 import { controllerOf, ensureOwned, isControlledBy, ownerReferencesFor } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
@@ -19,7 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, clusterLabel, credentials, deletesData, lease, memberClaim, memberLabel,
+import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, credentials, deletesData, disruptionBudget, lease,
+  memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
@@ -94,6 +95,7 @@ class PostgresClusterReconciler {
   private readonly pods;
   private readonly claims;
   private readonly services;
+  private readonly disruptionBudgets;
   private readonly configMaps;
   private readonly cronJobs;
   private readonly serviceAccounts;
@@ -132,6 +134,7 @@ class PostgresClusterReconciler {
     this.pods = informer<Pod>(types.pods);
     this.claims = informer<KubeObject>(types.persistentVolumeClaims);
     this.services = informer<KubeObject>(types.services);
+    this.disruptionBudgets = informer<KubeObject>(types.podDisruptionBudgets);
     this.configMaps = informer<KubeObject>(types.configMaps);
     this.cronJobs = informer<CronJob>(types.cronJobs);
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
@@ -273,34 +276,46 @@ class PostgresClusterReconciler {
   }
 
   /**
-   * Asks each member claim smaller than storage.size for it, and says how that goes (StorageResized). A refusal (the
-   * StorageClass does not allow expansion) is reported with an Event once, and asked again after resizeRetryMs.
+   * Asks each bound member claim smaller than storage.size for it, and says how that goes (StorageResized). A
+   * refusal is reported with an Event once, and asked again after resizeRetryMs; no failure here holds up the rest.
    */
   private async growVolumes(cluster: Cluster, spec: Spec): Promise<Pending | undefined> {
-    const claims = this.memberClaims(cluster) as Claim[];
+    const claims = (this.memberClaims(cluster) as Claim[])
+      .filter((c) => !c.metadata.labels?.[retiredLabel] && !c.metadata.deletionTimestamp);
     if (!claims.length) return undefined;
     const size = String(spec.storage.size);
-    const refused = new Map<string, string>();
-    for (const claim of claimsToGrow(claims, size)) {
-      const { name, uid } = claim.metadata;
-      const key = `${uid}/${size}`;
-      const earlier = this.resizeRefused.get(key);
-      if (earlier && Date.now() - earlier.at < resizeRetryMs) {
-        refused.set(name, earlier.message);
-        continue;
-      }
-      try {
-        await this.ctx.client.patch(types.persistentVolumeClaims, cluster.metadata.namespace, name,
-          { spec: { resources: { requests: { storage: size } } } }, 'merge');
-        this.resizeRefused.delete(key);
-      } catch (error) {
-        if (!(error instanceof ApiError && (error.forbidden || error.status === 422))) throw error;
-        refused.set(name, error.message);
-        if (!earlier) await this.ctx.events.record(cluster, 'Warning', 'ExpansionRefused', `${name}: ${error.message}`);
-        this.resizeRefused.set(key, { message: error.message, at: Date.now() });
-      }
+    // Refusals of sizes no longer asked for, or of claims gone, are forgotten.
+    const current = new Set(claims.map((c) => `${c.metadata.uid}/${size}`));
+    const uids = new Set(claims.map((c) => c.metadata.uid));
+    for (const key of this.resizeRefused.keys()) {
+      if (uids.has(key.slice(0, key.indexOf('/'))) && !current.has(key)) this.resizeRefused.delete(key);
     }
-    return storageCondition(claims, size, refused, cluster.metadata.generation);
+    const refused = new Map<string, string>();
+    try {
+      for (const claim of claimsToGrow(claims, size)) {
+        const { name, uid } = claim.metadata;
+        const key = `${uid}/${size}`;
+        const earlier = this.resizeRefused.get(key);
+        if (earlier && Date.now() - earlier.at < resizeRetryMs) {
+          refused.set(name, earlier.message);
+          continue;
+        }
+        try {
+          await this.ctx.client.patch(types.persistentVolumeClaims, cluster.metadata.namespace, name,
+            { spec: { resources: { requests: { storage: size } } } }, 'merge');
+          this.resizeRefused.delete(key);
+        } catch (error) {
+          if (!(error instanceof ApiError && (error.forbidden || error.status === 422))) throw error;
+          refused.set(name, error.message);
+          if (!earlier) await this.ctx.events.record(cluster, 'Warning', refusalReason(error.message), `${name}: ${error.message}`);
+          this.resizeRefused.set(key, { message: error.message, at: Date.now() });
+        }
+      }
+      return storageCondition(claims, size, refused, cluster.metadata.generation);
+    } catch (error) {
+      return { type: 'StorageResized', status: 'False', reason: 'ResizeFailed', observedGeneration:
+        cluster.metadata.generation, message: `could not ask the member volumes for ${size}: ${(error as Error).message}` };
+    }
   }
 
   private memberClaims(cluster: Cluster): KubeObject[] {
@@ -356,6 +371,8 @@ class PostgresClusterReconciler {
       ['the scripts', () => ensure(types.configMaps, scripts(cluster), cached(this.configMaps, names.scripts(name)))],
       ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => ensure(types.services, service,
         cached(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
+      ['the PodDisruptionBudget', () => ensure(types.podDisruptionBudgets, disruptionBudget(cluster, spec),
+        cached(this.disruptionBudgets, name))],
       ['the member volumes\' owner', async () => {
         for (const claim of this.memberClaims(cluster)) {
           await this.keepOwnership(cluster, types.persistentVolumeClaims, claim, deletesData(spec));
@@ -364,8 +381,9 @@ class PostgresClusterReconciler {
       ['the backups', async () => {
         // With an object store, pgBackRest takes the backups there: no volume, no CronJob.
         if (spec.backup && !spec.backup.objectStore) {
-          const current = cached(this.claims, names.backups(name));
-          await ensure(types.persistentVolumeClaims, backupClaim(cluster, spec), current, (o) => this.ours(cluster, o));
+          const current = cached(this.claims, names.backups(name)) as Claim | undefined;
+          await ensure(types.persistentVolumeClaims, backupClaim(cluster, spec,
+            current?.spec?.resources?.requests?.storage), current, (o) => this.ours(cluster, o));
           // Made controlled by the cluster before there was a retention policy: let go of it.
           if (current && isControlledBy(current, cluster)) {
             await this.keepOwnership(cluster, types.persistentVolumeClaims, current, false);
@@ -563,8 +581,14 @@ class PostgresClusterReconciler {
   Promise<Outcome> {
     const ns = cluster.metadata.namespace!;
     const event = (type: 'Normal' | 'Warning', reason: string, note: string) => this.ctx.events.record(cluster, type, reason, note);
+    // WAL is kept in shares of the volumes there are: storage.size may be more than they have yet, or ever.
+    const bytes = (quantity: string | number | undefined) => { try { return bytesOf(quantity ?? spec.storage.size); } catch { return Infinity; } };
+    const held = this.memberClaims(cluster).filter((c) => !c.metadata.labels?.[retiredLabel])
+      .map((c) => bytes((c as Claim).status?.capacity?.storage));
+    const least = Math.min(bytes(spec.storage.size), ...held);
+    const sized = Number.isFinite(least) ? { ...spec, storage: { ...spec.storage, size: least } } : spec;
     const startPod = (member: string, role: Role, restore = false) => this.ctx.client.create(types.pods,
-      memberPod(cluster, spec, member, { role, agentImage: this.agentImage,
+      memberPod(cluster, sized, member, { role, agentImage: this.agentImage,
         ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
     // A cluster made before it had a Lease gets one naming the primary it has.
     if (!leaseObject && observed.members.length) {
@@ -971,7 +995,7 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,
-      owns: [types.pods, types.persistentVolumeClaims, types.services, types.configMaps, types.cronJobs,
+      owns: [types.pods, types.persistentVolumeClaims, types.services, types.podDisruptionBudgets, types.configMaps, types.cronJobs,
         types.serviceAccounts, types.roles, types.roleBindings].map((type) => ({ type, view: ownedView })),
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),

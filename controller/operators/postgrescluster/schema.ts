@@ -211,6 +211,8 @@ export const PostgresCluster = defineKind({
   requesterRights: [
     { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },
+    { group: 'policy', resource: 'poddisruptionbudgets', verb: 'create', when: 'request.operation == \'CREATE\'',
+      because: 'the controller limits evictions of the members for you (made with the cluster, once)' },
     { group: 'batch', resource: 'cronjobs', verb: 'create',
       when: 'has(object.spec.backup) && !has(object.spec.backup.objectStore)',
       because: 'the controller schedules backups for you' },

@@ -31,7 +31,8 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
     const podMonitor = { labels: { release: 'prometheus' } };
     await apply({ size: 2, version: '17.2', storage, backup: { schedule: '0 3 * * *' }, podMonitor });
     await settled('two members', (s) => s.readyMembers === 2);
-    await waitFor('the PodMonitor', async () => Boolean(await get('podmonitor', 'smoke')), { timeoutMs });
+    await waitFor('the PodMonitor and the PodDisruptionBudget', async () => Boolean(await get('podmonitor', 'smoke')) &&
+      Boolean(await get('pdb', 'smoke')), { timeoutMs });
     await waitFor('the MemberAdded Events', async () => (await get('events.events.k8s.io', '--field-selector',
       'regarding.name=smoke'))?.items.some((e: { reason: string }) => e.reason === 'MemberAdded'), { timeoutMs });
     await waitFor('the backup CronJob', async () => Boolean(await get('cronjob', 'smoke-backups')), { timeoutMs });

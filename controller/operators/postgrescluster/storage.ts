@@ -15,10 +15,14 @@ export interface Claim extends KubeObject {
 
 const requested = (claim: Claim) => bytesOf(claim.spec?.resources?.requests?.storage ?? 0);
 const capacity = (claim: Claim) => bytesOf(claim.status?.capacity?.storage ?? 0);
+const bound = (claim: Claim) => claim.status?.capacity?.storage !== undefined;
 
-/** The member claims to ask for `size`: those asking for less. None ever shrinks. */
+/** The member claims to ask for `size`: bound ones asking for less (a claim not bound yet cannot change). None shrinks. */
 export const claimsToGrow = (claims: Claim[], size: string | number) =>
-  claims.filter((claim) => requested(claim) < bytesOf(size));
+  claims.filter((claim) => bound(claim) && requested(claim) < bytesOf(size));
+
+/** The StorageClass's refusal (the apiserver's PersistentVolumeClaimResize), or another (a quota, a webhook). */
+export const refusalReason = (message: string) => /support resize/i.test(message) ? 'ExpansionRefused' : 'ResizeRefused';
 
 /** The StorageResized condition: `refused` maps a claim to the apiserver's refusal of the size asked. */
 export function storageCondition(claims: Claim[], size: string | number, refused: Map<string, string>,
@@ -27,18 +31,18 @@ export function storageCondition(claims: Claim[], size: string | number, refused
   const refusals = claims.filter((c) => refused.has(c.metadata.name));
   if (refusals.length) {
     const [first] = refusals;
-    return { ...base, status: 'False', reason: 'ExpansionRefused', message: `${refusals.map((c) => c.metadata.name)
-      .join(', ')} cannot grow to ${size}: ${refused.get(first!.metadata.name)} (StorageClass ` +
-      `${first!.spec?.storageClassName ?? 'the default'}); they keep their size, and new members get ${size}` };
+    const message = refused.get(first!.metadata.name)!;
+    const reason = refusalReason(message);
+    const blamed = reason === 'ExpansionRefused' ? ` (StorageClass ${first!.spec?.storageClassName ?? 'of the claim'})` : '';
+    return { ...base, status: 'False', reason, message: `${refusals.map((c) => c.metadata.name).join(', ')} cannot ` +
+      `grow to ${size}: ${message}${blamed}; they keep their size, and new members get ${size}` };
   }
-  const short = claims.filter((c) => capacity(c) < bytesOf(size));
+  // A claim not bound yet (a member being added) is made at the size: nothing to wait for.
+  const short = claims.filter((c) => bound(c) && capacity(c) < bytesOf(size));
   if (short.length) {
-    const restart = short.filter((c) => c.status?.conditions?.some((k) => k.type === 'FileSystemResizePending' &&
-      k.status === 'True'));
     return { ...base, status: 'False', reason: 'Resizing', message: `${short.length} of ${claims.length} member ` +
-      `volumes below ${size} yet (${short.map((c) => `${c.metadata.name} ${c.status?.capacity?.storage ?? 'unbound'}`)
-        .join(', ')}): waiting for the storage provider${restart.length ? `; ${restart.map((c) => c.metadata.name)
-        .join(', ')} grow${restart.length === 1 ? 's' : ''} its file system when the member's pod starts again` : ''}` };
+      `volumes below ${size} yet (${short.map((c) => `${c.metadata.name} ${c.status!.capacity!.storage}`).join(', ')}): ` +
+      'waiting for the storage provider; the claims\' conditions say how it goes' };
   }
   return { ...base, status: 'True', reason: 'Resized', message: `every member volume has ${size} at least` };
 }
