@@ -39,6 +39,10 @@ export function podMonitorOf(owner: Owner, options: PodMonitorOptions, selector:
   };
 }
 
+/** The label Prometheus's pod discovery gives a pod's label or annotation (`kind`) named `name`. */
+export const discoveryLabel = (kind: 'label' | 'annotation', name: string) =>
+  `__meta_kubernetes_pod_${kind}_${name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+
 type Pending = Omit<Condition, 'lastTransitionTime'>;
 
 /**

@@ -120,7 +120,8 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
         COMMIT; PERFORM pg_sleep(0.1);
       END LOOP; END $$`);
     let done = false;
-    void writing.finally(() => { done = true; });
+    // Settled either way: a writer that failed ends the scrapes, and `await writing` below says why.
+    writing.then(() => { done = true; }, () => { done = true; });
     let maxLag = 0;
     let maxWaiting = 0;
     let scrapes = 0;

@@ -13,7 +13,7 @@ import { failsafePort, fenceAfterMs, metricsPort, leaseDurationMs, slotName, typ
 import { backupScript, memberScript, readyScript } from './scripts.ts';
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
-import { podMonitorOf } from '../pod-monitor.ts';
+import { discoveryLabel, podMonitorOf } from '../pod-monitor.ts';
 
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -314,11 +314,10 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
 /** The PodMonitor spec.podMonitor asks for: every member's agent, the series labelled with the cluster's name. */
 export function memberPodMonitor(cluster: Cluster, spec: Spec): KubeObject | undefined {
   if (!spec.podMonitor) return undefined;
-  const label = (name: string) => `__meta_kubernetes_pod_label_${name.replace(/[^a-zA-Z0-9_]/g, '_')}`;
   return podMonitorOf(cluster, spec.podMonitor, { [clusterLabel]: cluster.metadata.name }, {
     port: 'metrics', path: '/metrics',
     // Not "cluster", which multi-cluster Prometheus set-ups give the Kubernetes cluster.
-    relabelings: [{ action: 'replace', sourceLabels: [label(clusterLabel)], targetLabel: 'postgrescluster' }],
+    relabelings: [{ action: 'replace', sourceLabels: [discoveryLabel('label', clusterLabel)], targetLabel: 'postgrescluster' }],
   });
 }
 

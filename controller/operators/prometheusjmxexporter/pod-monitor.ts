@@ -4,13 +4,12 @@
 // a pod's other declared ports yield the same target, which Prometheus counts once.
 import type { KubeObject } from '../../runtime/resources.ts';
 import type { Owner } from '../../runtime/objects.ts';
-import { podMonitorOf } from '../pod-monitor.ts';
+import { discoveryLabel, podMonitorOf } from '../pod-monitor.ts';
 import { portAnnotation, recordAnnotation, scrapeAnnotation } from './plan.ts';
 import type { PrometheusJmxExporterSpec } from './schema.ts';
 
 /** The name Prometheus gives a pod annotation's discovery label. */
-export const annotationLabel = (annotation: string) =>
-  `__meta_kubernetes_pod_annotation_${annotation.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+export const annotationLabel = (annotation: string) => discoveryLabel('annotation', annotation);
 
 export function podMonitorFor(exporter: Owner, spec: PrometheusJmxExporterSpec): KubeObject {
   return podMonitorOf(exporter, spec.podMonitor ?? {}, spec.labelSelector, {
