@@ -2,6 +2,7 @@
 // waits for an exit that already came never finishes, and its test file's after hook with it, leaving users leased
 // and directories (with ServiceAccount kubeconfigs) behind.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
@@ -27,4 +28,6 @@ it('stops a JVM twice, and one killed from outside, at once', async () => {
     await rm(dir, { recursive: true, force: true });
     await user.release();
   }
+  // HotSpot writes into /tmp whatever java.io.tmpdir says; the machine keeps nothing of the test's JVMs.
+  assert.equal(existsSync(`/tmp/hsperfdata_${user.name}`), false);
 });

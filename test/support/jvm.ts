@@ -3,7 +3,7 @@
 // JVMs its exec's user owns (the only ones it could attach to, as in a real container), so it sees exactly the
 // JVMs of that "container". Making users needs root, which the test machines and CI have.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { LocalCluster } from '../../cluster/cluster.ts';
@@ -61,6 +61,18 @@ async function claim(lease: string): Promise<boolean> {
 
 let leasing: Promise<unknown> = Promise.resolve();
 
+/**
+ * Removes what the user's JVMs leave in /tmp, which HotSpot uses whatever java.io.tmpdir says: its performance data
+ * and the attach sockets of JVMs that were killed. Only while the user is leased and none of its JVMs runs.
+ */
+async function sweepJvmFiles(user: { name: string; uid: number }): Promise<void> {
+  await rm(`/tmp/hsperfdata_${user.name}`, { recursive: true, force: true });
+  const sockets = (await readdir('/tmp')).filter((f) => f.startsWith('.java_pid'));
+  await Promise.all(sockets.map(async (f) => {
+    if ((await stat(join('/tmp', f)).catch(() => undefined))?.uid === user.uid) await rm(join('/tmp', f), { force: true });
+  }));
+}
+
 /** A user no other test holds, from a fixed pool (leases held by dead processes are taken back). */
 export function leaseUser(): Promise<TestUser> {
   if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
@@ -71,7 +83,12 @@ export function leaseUser(): Promise<TestUser> {
       const lease = join(userLeases, String(n));
       if (!(await claim(lease))) continue;
       const name = `keelson-jvm-${n}`;
-      return { name, ...(await ensureUser(name)), release: () => rm(lease, { recursive: true, force: true }) };
+      const ids = await ensureUser(name);
+      await sweepJvmFiles({ name, ...ids });
+      return { name, ...ids, release: async () => {
+        await sweepJvmFiles({ name, ...ids });
+        await rm(lease, { recursive: true, force: true });
+      } };
     }
     throw new Error(`all ${poolSize} test users are leased`);
   });
