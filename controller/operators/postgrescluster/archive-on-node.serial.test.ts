@@ -282,6 +282,13 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
   it('backs up again once a promotion starts a new timeline: WAL the old primary had not pushed is never needed', async () => {
     const restored = async () => (await get('pgc', 'restored'))?.status;
     const timeline = (wal: string) => Number.parseInt(wal.slice(0, 8), 16);
+    const stateOfRestored = async (error: Error): Promise<never> => {
+      const s = await restored();
+      const events = (await kubectl('get', 'events', '--field-selector', 'involvedObject.name=restored', '-o',
+        'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}')).stdout;
+      throw new Error(`${error.message}; last: ${JSON.stringify({ lastBackup: s?.lastBackup, scheduled: s?.scheduledBackup,
+        conditions: s?.conditions, phase: s?.phase })}; events:\n${events.slice(-3000)}`);
+    };
     // No scheduled backup due meanwhile: the one after the promotion is the timeline's.
     await kubectl('patch', 'pgc', 'restored', '--type=merge', '-p', JSON.stringify({ spec: { size: 2,
       backup: { schedule: '@daily' } } }));
@@ -295,7 +302,7 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     await waitFor(`a backup in timeline ${before}`, async () => {
       const last = (await restored())?.lastBackup;
       return last && timeline(last.beginWal) === before || undefined;
-    }, { timeoutMs: 240_000, intervalMs: 2000 });
+    }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(stateOfRestored);
     // The primary's volume deleted: it is switched over to restored-0001, which goes on in a new timeline.
     await kubectl('delete', 'pvc', 'restored-0000', '--wait=false');
     await waitFor('restored-0001 promoted', async () => (await restored())?.primary === 'restored-0001' || undefined,
@@ -304,11 +311,7 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     const backup = await waitFor('a backup in the new timeline', async () => {
       const last = (await restored())?.lastBackup;
       return last && timeline(last.beginWal) > before ? last : undefined;
-    }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(async (error: Error) => {
-      const s = await restored();
-      throw new Error(`${error.message}; last: ${JSON.stringify({ lastBackup: s?.lastBackup, scheduled: s?.scheduledBackup,
-        conditions: s?.conditions, phase: s?.phase })}`);
-    });
+    }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(stateOfRestored);
     assert.equal(backup.type, 'incr');
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
       'jsonpath={.items[*].message}')).stdout, /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-0001/);

@@ -46,9 +46,9 @@ describe('backups into the object store', () => {
     assert.equal(tokenProblem('nightly-2026.11.26_1'), undefined);
     assert.match(tokenProblem('x; rm -rf /')!, /must be 1-63 letters/);
     assert.match(tokenProblem('')!, /must be 1-63 letters/);
-    assert.match(startBackupScript('before-t', { retain: 3 }),
-      /--repo1-retention-full=3 --annotation=keelson.dev\/request=before-t .*\n.*backup-before-t.log/);
-    assert.match(startBackupScript('aged', { retain: 3, retainDays: 30 }),
+    assert.match(startBackupScript('before-t', '2026-11-26T03:15:40Z', { retain: 3 }),
+      /--repo1-retention-full=3 --annotation=keelson.dev\/request=before-t .*\n.*started=2026-11-26T03:15:40Z .*\n.*backup-before-t.log/);
+    assert.match(startBackupScript('aged', '2026-11-26T03:15:40Z', { retain: 3, retainDays: 30 }),
       / --repo1-retention-full-type=time --repo1-retention-full=30 --annotation=/);
   });
 });
@@ -97,7 +97,7 @@ describe('following backups into the object store', () => {
     status = await step(status);
     assert.equal(started().length, 1);
     assert.equal(status.backupRequest.token, 'one');
-    listed = [{ ...full, annotation: { 'keelson.dev/request': 'one' } }];
+    listed = [{ ...full, annotation: { 'keelson.dev/request': 'one', 'keelson.dev/started': status.backupRequest.startTime } }];
     status = await step(status);
     assert.equal(status.backupRequest.phase, 'Completed');
     assert.equal(status.lastBackup.name, '20261126-021500F');
@@ -122,7 +122,7 @@ describe('following backups into the object store', () => {
     status = await step(status, undefined, 2);
     assert.equal(status.scheduledBackup.phase, 'Running');
     const onSecond = { ...full, label: '20261126-031500F', archive: { start: '000000020000000000000007', stop: '000000020000000000000007' },
-      annotation: { 'keelson.dev/request': status.scheduledBackup.token } };
+      annotation: { 'keelson.dev/request': status.scheduledBackup.token, 'keelson.dev/started': status.scheduledBackup.startTime } };
     listed = [full, onSecond];
     status = await step(status, undefined, 2);
     assert.equal(status.lastBackup.beginWal, '000000020000000000000007');
@@ -132,6 +132,57 @@ describe('following backups into the object store', () => {
     await step({ ...onFirst, scheduledBackup: status.scheduledBackup }, undefined, 2);
     assert.equal(started().length, 1);
     assert.match(started()[0]!, /--type=incr /);
+  });
+
+  it('never takes an older backup of a token asked for again for the one it started', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-26T03:15:40Z') });
+    const earlier = { ...full, annotation: { 'keelson.dev/request': 'nightly' } };
+    let listed: object[] = [earlier];
+    let held = true;
+    const { step, started } = harness(() => info({ backup: { held } }, listed));
+    // "nightly", then "other", then "nightly" again: a new backup, though the store holds one of that token.
+    let status: any = { lastBackup: lastBackupStatus(parseRepositoryInfo(info({}, [earlier])).backups[0]!),
+      backupRequest: { token: 'other', phase: 'Completed' } };
+    status = await step(status, 'nightly');
+    assert.equal(status.backupRequest.phase, 'Running');
+    assert.match(started()[0]!, / --annotation=keelson.dev\/started=2026-11-26T03:15:40Z /);
+    status = await step(status, 'nightly');
+    assert.equal(status.backupRequest.phase, 'Running', 'the older backup of that token is not the one under way');
+    listed = [earlier, { ...full, label: '20261126-031540F', annotation: { 'keelson.dev/request': 'nightly',
+      'keelson.dev/started': '2026-11-26T03:15:40Z' }, timestamp: { start: 1795662940, stop: 1795662950 } }];
+    held = false;
+    status = await step(status, 'nightly');
+    assert.equal(status.backupRequest.phase, 'Completed');
+    assert.equal(status.lastBackup.name, '20261126-031540F');
+  });
+
+  it('asks again, later each time, for a backup the cluster needs that failed', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-26T03:15:10Z') });
+    const { step, started } = harness(() => info({ backup: { held: false } }, []));
+    const onFirst = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full', beginWal: full.archive.start } };
+    const failedAfter = async (status: any) => {
+      for (let i = 0; i < 3 && status.scheduledBackup?.phase !== 'Failed'; i++) {
+        t.mock.timers.setTime(Date.now() + 1000);
+        status = await step(status, undefined, 2);
+      }
+      assert.equal(status.scheduledBackup.phase, 'Failed');
+      return status;
+    };
+    let status = await failedAfter(onFirst);
+    assert.equal(started().length, 1);
+    t.mock.timers.setTime(Date.parse('2026-11-26T03:16:05Z'));
+    status = await step(status, undefined, 2);
+    assert.equal(started().length, 1, 'not within a minute of the first try');
+    t.mock.timers.setTime(Date.parse('2026-11-26T03:16:15Z'));
+    status = await failedAfter(await step(status, undefined, 2));
+    assert.equal(started().length, 2);
+    assert.match(started()[1]!, /--type=incr .*request=scheduled-20261126T0316Z /s);
+    t.mock.timers.setTime(Date.parse('2026-11-26T03:17:20Z'));
+    status = await step(status, undefined, 2);
+    assert.equal(started().length, 2, 'two minutes after the second');
+    t.mock.timers.setTime(Date.parse('2026-11-26T03:18:20Z'));
+    await step(status, undefined, 2);
+    assert.equal(started().length, 3);
   });
 
   it('says Failed, with the end of pgBackRest\'s log, when the backup ends without reaching the repository', async () => {

@@ -16,6 +16,8 @@ export interface StoreBackup {
   label: string;
   type: string;
   request?: string;
+  /** When the operator asked for it: the one it follows, of several with a token. */
+  started?: string;
   startTime: string;
   stopTime: string;
   beginWal: string;
@@ -40,16 +42,18 @@ export function tokenProblem(token: string): string | undefined {
 }
 
 /**
- * Starts a full backup for `token` in a session of its own, which outlives the exec, and returns at once. pgBackRest
+ * Starts a full backup for `token` in a session of its own, which outlives the exec, and returns at once; `startedAt`
+ * tells it from earlier ones of that token (one asked again, a schedule's minute reused by a promotion). pgBackRest
  * then expires what is past `retain` full backups, or past `retainDays` days (given here, not to the members: a
  * change restarts none).
  */
-export function startBackupScript(token: string, { retain, retainDays }: { retain: number; retainDays?: number },
-  type: 'full' | 'incr' = 'full'): string {
+export function startBackupScript(token: string, startedAt: string,
+  { retain, retainDays }: { retain: number; retainDays?: number }, type: 'full' | 'incr' = 'full'): string {
   const retention = retainDays === undefined ? `--repo1-retention-full=${retain}`
     : `--repo1-retention-full-type=time --repo1-retention-full=${retainDays}`;
   return `mkdir -p ${logDir}
 setsid pgbackrest backup --type=${type} ${retention} --annotation=keelson.dev/request=${token} \\
+  --annotation=keelson.dev/started=${startedAt} \\
   > ${logDir}/backup-${token}.log 2>&1 < /dev/null &`;
 }
 
@@ -71,6 +75,7 @@ export function parseRepositoryInfo(json: string): RepositoryInfo {
     backups: (stanza.backup ?? []).map((b: any): StoreBackup => ({
       label: b.label, type: b.type,
       ...(b.annotation?.['keelson.dev/request'] ? { request: b.annotation['keelson.dev/request'] } : {}),
+      ...(b.annotation?.['keelson.dev/started'] ? { started: b.annotation['keelson.dev/started'] } : {}),
       startTime: iso(b.timestamp.start), stopTime: iso(b.timestamp.stop),
       beginWal: b.archive.start, endWal: b.archive.stop,
       ...(b.lsn ? { beginLSN: b.lsn.start, endLSN: b.lsn.stop } : {}),
@@ -128,8 +133,8 @@ export class StoreBackups {
   /** By cluster uid and slot: what is known, on which pod it runs, when last looked at, and the look under way. */
   private readonly checks = new Map<string, { status: Partial<PostgresClusterStatus>; memberUid: string; at: number;
     unseen: number; running?: Promise<void> }>();
-  /** By cluster uid: the timeline this process last took a backup for, as a promotion started it. */
-  private readonly timelineBackups = new Map<string, number>();
+  /** By cluster uid: the backup this process last asked for because the cluster needed one, and how often. */
+  private readonly asked = new Map<string, { reason: string; token: string; at: number; tries: number }>();
 
   constructor(private readonly deps: StoreBackupsDeps, private readonly timing = defaultTiming) {}
 
@@ -148,26 +153,42 @@ export class StoreBackups {
       }
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
-    // A cluster whose store holds no backup of it yet takes one at once: a recovery needs one to start from. So does
-    // one promoted onto a new timeline since its last backup: the segments its old primary completed but had not
-    // pushed when it was lost are in no archive, and a recovery could not replay past them.
-    // That one is incremental (what a recovery replays starts at it, in the new timeline), so that switchovers do
-    // not cycle full backups out; asked once per timeline by this process, whatever becomes of it.
-    const last = cluster.status?.lastBackup;
-    const uid = cluster.metadata.uid;
-    const newTimeline = due === undefined && last?.beginWal !== undefined && timeline !== undefined &&
-      timelineOf(last.beginWal) < timeline && this.timelineBackups.get(uid) !== timeline;
-    const first = (last?.type === undefined && !this.tracked(cluster, 'scheduledBackup')) || newTimeline
-      ? `scheduled-${minuteStamp(new Date())}` : undefined;
+    const need = due === undefined ? this.neededBackup(cluster, timeline) : undefined;
     const manual = await this.followSlot(cluster, spec, steady, primary, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
-    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? first,
-      newTimeline ? 'incr' : 'full');
-    if (newTimeline && scheduled.scheduledBackup?.token === first && scheduled.scheduledBackup?.phase === 'Running') {
-      this.timelineBackups.set(uid, timeline!);
+    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? need?.token,
+      need?.type);
+    const before = this.asked.get(cluster.metadata.uid);
+    if (need && scheduled.scheduledBackup?.token === need.token && scheduled.scheduledBackup.phase === 'Running' &&
+      before?.token !== need.token) {
+      this.asked.set(cluster.metadata.uid, { reason: need.reason, token: need.token, at: Date.now(),
+        tries: before?.reason === need.reason ? before.tries + 1 : 1 });
     }
     return { ...manual, ...scheduled, ...(manual.lastBackup && scheduled.lastBackup
       ? { lastBackup: [manual.lastBackup, scheduled.lastBackup].sort((a, b) => a.time.localeCompare(b.time))[1] } : {}) };
+  }
+
+  /**
+   * The backup the cluster needs now, if any. A cluster whose store holds no backup of it takes one at once: a
+   * recovery needs one to start from. So does one promoted onto a new timeline since its last backup: the segments
+   * its old primary completed but had not pushed when it was lost are in no archive, and a recovery could not replay
+   * past them. That one is incremental (what a recovery replays starts at it, in the new timeline), so that
+   * switchovers do not cycle full backups out. Each is asked once; one that failed, again after 1, 2, 4 ... 60 minutes.
+   */
+  private neededBackup(cluster: Cluster, timeline: number | undefined):
+  { reason: string; token: string; type: 'full' | 'incr' } | undefined {
+    const last = cluster.status?.lastBackup;
+    const reason = last?.type === undefined ? 'first'
+      : last.beginWal !== undefined && timeline !== undefined && timelineOf(last.beginWal) < timeline ? `timeline ${timeline}`
+        : undefined;
+    if (!reason) return undefined;
+    const asked = this.asked.get(cluster.metadata.uid);
+    if (asked?.reason === reason) {
+      const slot = this.tracked(cluster, 'scheduledBackup');
+      const failed = slot?.token === asked.token && slot.phase === 'Failed';
+      if (!failed || Date.now() - asked.at < Math.min(60_000 * 2 ** (asked.tries - 1), 3_600_000)) return undefined;
+    }
+    return { reason, token: `scheduled-${minuteStamp(new Date())}`, type: reason === 'first' ? 'full' : 'incr' };
   }
 
   /** What the slot is known to be: as this process last found it, else as the status says. */
@@ -195,11 +216,12 @@ export class StoreBackups {
       const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
         this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
       if (!steady || busy || !primary || !ready(primary)) return {};
-      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, spec.backup!, type));
+      const startTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, startTime, spec.backup!, type));
       await event('Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ${token} started on ` +
         `${primary.metadata.name}, into the object store`);
       const status = { [slot]: { token, phase: 'Running' as const, member: primary.metadata.name,
-        startTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), message: 'started' } };
+        startTime, message: 'started' } };
       this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now(), unseen: 0 });
       return status;
     }
@@ -226,8 +248,10 @@ export class StoreBackups {
       };
       try {
         const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript));
-        // The newest of that token: one reused finds its own backup, not an older one.
-        const found = info.backups.filter((b) => b.request === token).at(-1);
+        // Its own backup, not an older one of that token (one from before backups were marked: begun after it was
+        // asked).
+        const found = info.backups.filter((b) => b.request === token && (b.started === undefined
+          ? Date.parse(b.startTime) >= Date.parse(request.startTime ?? '') : b.started === request.startTime)).at(-1);
         // pgBackRest writes a backup into the repository's list a moment before it lets go of its lock: seen
         // neither listed nor locked twice running, it has ended without a backup.
         entry.unseen = found || info.running ? 0 : entry.unseen + 1;
