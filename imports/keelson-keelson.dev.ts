@@ -735,6 +735,13 @@ export interface PostgresClusterSpec {
   readonly bootstrap?: PostgresClusterSpecBootstrap;
 
   /**
+   * Databases kept in PostgreSQL by the operator, on the primary. Dropping one (ensure: absent) ends the sessions connected to it.
+   *
+   * @schema PostgresClusterSpec#databases
+   */
+  readonly databases?: PostgresClusterSpecDatabases[];
+
+  /**
    * The container image, overriding postgres:<version>.
    *
    * @schema PostgresClusterSpec#image
@@ -770,11 +777,25 @@ export interface PostgresClusterSpec {
   readonly podMonitor?: PostgresClusterSpecPodMonitor;
 
   /**
+   * PostgreSQL's configuration on every member.
+   *
+   * @schema PostgresClusterSpec#postgresql
+   */
+  readonly postgresql?: PostgresClusterSpecPostgresql;
+
+  /**
    * Compute resources of each member's container.
    *
    * @schema PostgresClusterSpec#resources
    */
   readonly resources?: PostgresClusterSpecResources;
+
+  /**
+   * Roles kept in PostgreSQL by the operator, on the primary.
+   *
+   * @schema PostgresClusterSpec#roles
+   */
+  readonly roles?: PostgresClusterSpecRoles[];
 
   /**
    * Members: one primary and size-1 streaming replicas.
@@ -815,12 +836,15 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
     'antiAffinity': obj.antiAffinity,
     'backup': toJson_PostgresClusterSpecBackup(obj.backup),
     'bootstrap': toJson_PostgresClusterSpecBootstrap(obj.bootstrap),
+    'databases': obj.databases?.map(y => toJson_PostgresClusterSpecDatabases(y)),
     'image': obj.image,
     'nodeSelector': ((obj.nodeSelector) === undefined) ? undefined : (Object.entries(obj.nodeSelector).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'paused': obj.paused,
     'persistentVolumeClaimRetentionPolicy': toJson_PostgresClusterSpecPersistentVolumeClaimRetentionPolicy(obj.persistentVolumeClaimRetentionPolicy),
     'podMonitor': toJson_PostgresClusterSpecPodMonitor(obj.podMonitor),
+    'postgresql': toJson_PostgresClusterSpecPostgresql(obj.postgresql),
     'resources': toJson_PostgresClusterSpecResources(obj.resources),
+    'roles': obj.roles?.map(y => toJson_PostgresClusterSpecRoles(y)),
     'size': obj.size,
     'storage': toJson_PostgresClusterSpecStorage(obj.storage),
     'synchronousReplicas': obj.synchronousReplicas,
@@ -920,6 +944,50 @@ export function toJson_PostgresClusterSpecBootstrap(obj: PostgresClusterSpecBoot
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * A database.
+ *
+ * @schema PostgresClusterSpecDatabases
+ */
+export interface PostgresClusterSpecDatabases {
+  /**
+   * present (the default) makes it and keeps it as the spec says; absent drops it. Taken out of the spec, it is left as it is.
+   *
+   * @schema PostgresClusterSpecDatabases#ensure
+   */
+  readonly ensure?: PostgresClusterSpecDatabasesEnsure;
+
+  /**
+   * The database: lower case letters, digits and _.
+   *
+   * @schema PostgresClusterSpecDatabases#name
+   */
+  readonly name: string;
+
+  /**
+   * Its owner, a role (one of spec.roles, or one that exists).
+   *
+   * @schema PostgresClusterSpecDatabases#owner
+   */
+  readonly owner: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecDatabases' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecDatabases(obj: PostgresClusterSpecDatabases | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'ensure': obj.ensure,
+    'name': obj.name,
+    'owner': obj.owner,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * What deleting the cluster does to its volumes, as StatefulSet names it.
  *
  * @schema PostgresClusterSpecPersistentVolumeClaimRetentionPolicy
@@ -984,6 +1052,42 @@ export function toJson_PostgresClusterSpecPodMonitor(obj: PostgresClusterSpecPod
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * PostgreSQL's configuration on every member.
+ *
+ * @schema PostgresClusterSpecPostgresql
+ */
+export interface PostgresClusterSpecPostgresql {
+  /**
+   * PostgreSQL parameters (postgresql.conf), e.g. {"work_mem": "16MB", "shared_buffers": "256MB"}. Applied by a reload; one that needs a restart (pending_restart) restarts the members one at a time, replicas first and the primary after a switchover, as a minor version change does. A value PostgreSQL refuses changes nothing: ConfigurationApplied=False says why. What the operator sets itself (listen_addresses, port, wal_level, archive_*, primary_conninfo, synchronous_standby_names, ssl*, logging and replication settings) is refused. synchronous_commit below on (local, off) lets a failover lose acknowledged writes.
+   *
+   * @schema PostgresClusterSpecPostgresql#parameters
+   */
+  readonly parameters?: { [key: string]: string };
+
+  /**
+   * pg_hba.conf rules, applied by a reload, after the operator's own (local connections in the pod, replication by the replicator role, postgres to its database with its password) and before its last, which lets any role in with its password (host all all all scram-sha-256): a reject rule here keeps a role or database out. A rule PostgreSQL refuses changes nothing: ConfigurationApplied=False says why.
+   *
+   * @schema PostgresClusterSpecPostgresql#pgHba
+   */
+  readonly pgHba?: string[];
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecPostgresql' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecPostgresql(obj: PostgresClusterSpecPostgresql | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'parameters': ((obj.parameters) === undefined) ? undefined : (Object.entries(obj.parameters).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'pgHba': obj.pgHba?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * Compute resources of each member's container.
  *
  * @schema PostgresClusterSpecResources
@@ -1013,6 +1117,82 @@ export function toJson_PostgresClusterSpecResources(obj: PostgresClusterSpecReso
   const result = {
     'limits': ((obj.limits) === undefined) ? undefined : (Object.entries(obj.limits).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1]?.value }), {})),
     'requests': ((obj.requests) === undefined) ? undefined : (Object.entries(obj.requests).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1]?.value }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A role.
+ *
+ * @schema PostgresClusterSpecRoles
+ */
+export interface PostgresClusterSpecRoles {
+  /**
+   * Connections it may hold at once; -1, the default, for no limit.
+   *
+   * @schema PostgresClusterSpecRoles#connectionLimit
+   */
+  readonly connectionLimit?: number;
+
+  /**
+   * Whether it may create databases.
+   *
+   * @schema PostgresClusterSpecRoles#createdb
+   */
+  readonly createdb?: boolean;
+
+  /**
+   * present (the default) makes it and keeps it as the spec says; absent drops it. Taken out of the spec, it is left as it is.
+   *
+   * @schema PostgresClusterSpecRoles#ensure
+   */
+  readonly ensure?: PostgresClusterSpecRolesEnsure;
+
+  /**
+   * Roles it is a member of (granted; memberships not listed are not revoked). Not postgres or replicator.
+   *
+   * @schema PostgresClusterSpecRoles#inRoles
+   */
+  readonly inRoles?: string[];
+
+  /**
+   * Whether it may log in.
+   *
+   * @schema PostgresClusterSpecRoles#login
+   */
+  readonly login?: boolean;
+
+  /**
+   * The role: lower case letters, digits and _.
+   *
+   * @schema PostgresClusterSpecRoles#name
+   */
+  readonly name: string;
+
+  /**
+   * The Secret whose key "password" is its password, printable ASCII (a kubernetes.io/basic-auth Secret will do); a change there is applied within a minute. Unset: its password is not managed.
+   *
+   * @schema PostgresClusterSpecRoles#passwordSecret
+   */
+  readonly passwordSecret?: PostgresClusterSpecRolesPasswordSecret;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecRoles' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecRoles(obj: PostgresClusterSpecRoles | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'connectionLimit': obj.connectionLimit,
+    'createdb': obj.createdb,
+    'ensure': obj.ensure,
+    'inRoles': obj.inRoles?.map(y => y),
+    'login': obj.login,
+    'name': obj.name,
+    'passwordSecret': toJson_PostgresClusterSpecRolesPasswordSecret(obj.passwordSecret),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1228,6 +1408,18 @@ export function toJson_PostgresClusterSpecBootstrapRecovery(obj: PostgresCluster
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * present (the default) makes it and keeps it as the spec says; absent drops it. Taken out of the spec, it is left as it is.
+ *
+ * @schema PostgresClusterSpecDatabasesEnsure
+ */
+export enum PostgresClusterSpecDatabasesEnsure {
+  /** present */
+  PRESENT = "present",
+  /** absent */
+  ABSENT = "absent",
+}
+
+/**
  * What becomes of the member volumes, the credentials Secret and the primary's Lease when the PostgresCluster (or its CRD) is deleted: Retain keeps them, and a PostgresCluster made again with the same name adopts them and comes back with its data; Delete lets them be garbage-collected with it. The backup volume is always kept.
  *
  * @schema PostgresClusterSpecPersistentVolumeClaimRetentionPolicyWhenDeleted
@@ -1270,6 +1462,46 @@ export class PostgresClusterSpecResourcesRequests {
   private constructor(public readonly value: number | string) {
   }
 }
+
+/**
+ * present (the default) makes it and keeps it as the spec says; absent drops it. Taken out of the spec, it is left as it is.
+ *
+ * @schema PostgresClusterSpecRolesEnsure
+ */
+export enum PostgresClusterSpecRolesEnsure {
+  /** present */
+  PRESENT = "present",
+  /** absent */
+  ABSENT = "absent",
+}
+
+/**
+ * The Secret whose key "password" is its password, printable ASCII (a kubernetes.io/basic-auth Secret will do); a change there is applied within a minute. Unset: its password is not managed.
+ *
+ * @schema PostgresClusterSpecRolesPasswordSecret
+ */
+export interface PostgresClusterSpecRolesPasswordSecret {
+  /**
+   * The Secret in the cluster's namespace.
+   *
+   * @schema PostgresClusterSpecRolesPasswordSecret#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecRolesPasswordSecret' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecRolesPasswordSecret(obj: PostgresClusterSpecRolesPasswordSecret | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
  * The volume size of each member. It may grow, where the StorageClass allows expansion (allowVolumeExpansion): each member claim is asked for the new size, and StorageResized says how that goes, or why the class refuses; it never shrinks.

@@ -123,6 +123,14 @@ describe('requester authorization at admission', () => {
       right('pods', 'create'), right('persistentvolumeclaims', 'create'), right('poddisruptionbudgets', 'create', 'policy')]);
     await admitted('workload-user', tdset);
     await admitted('workload-user', postgres);
+    // A role's password is read from Secrets the requester must be able to read: as many as there are, in one check.
+    const withRoles = { ...postgres, metadata: { name: 'db-roles' }, spec: { ...postgres.spec, roles: ['a', 'b', 'c', 'd']
+      .map((n) => ({ name: n, passwordSecret: { name: `${n}-password` } })) } };
+    await refused('workload-user', withRoles, 'it needs get on secrets in namespace');
+    await grant('workload-user', [own('tdsets'), own('postgresclusters'), right('deployments', 'create', 'apps'),
+      right('pods', 'create'), right('persistentvolumeclaims', 'create'), right('poddisruptionbudgets', 'create', 'policy'),
+      right('secrets', 'get')]);
+    await admitted('workload-user', withRoles);
   });
 
   it('checks an annotation that asks a PostgresCluster to act as it checks a spec change; taking it off, not', async () => {

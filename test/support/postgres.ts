@@ -1,10 +1,13 @@
 // PostgreSQL servers from Debian's packages, run on this machine as the postgres user by the same scripts member
 // pods run, on loopback ports, each in a directory of the test's own.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readlink } from 'node:fs/promises';
+import { after, before } from 'node:test';
+import { chown, mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../cluster/ports.ts';
 import { GiveUp, waitFor } from '../../cluster/wait.ts';
+import { memberScript } from '../../controller/operators/postgrescluster/scripts.ts';
 
 const run = promisify(execFile);
 
@@ -19,6 +22,18 @@ export async function postgresBin(): Promise<string> {
 export async function postgresUser(): Promise<{ uid: number; gid: number }> {
   const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout);
   return { uid: await id('-u'), gid: await id('-g') };
+}
+
+/** A directory of the test's own under /tmp, the postgres user's, with the servers' socket directory in it. */
+export async function postgresScratch(passwords: Environment['passwords'] =
+{ POSTGRES_PASSWORD: 'superSecret1', REPLICATION_PASSWORD: 'replSecret1' }): Promise<{ dir: string; environment: Environment }> {
+  const dir = await mkdtemp('/tmp/keelson-pg-');
+  const user = await postgresUser();
+  await chown(dir, user.uid, user.gid);
+  const socketDir = join(dir, 'sockets');
+  await mkdir(socketDir);
+  await chown(socketDir, user.uid, user.gid);
+  return { dir, environment: { bin: await postgresBin(), user, socketDir, passwords } };
 }
 
 export interface Environment {
@@ -94,4 +109,21 @@ export async function sql(environment: Environment, member: { port: number }, qu
   const { stdout } = await run(`${environment.bin}/psql`, ['-X', '-v', 'ON_ERROR_STOP=1', '-h', environment.socketDir,
     '-p', String(member.port), '-U', 'postgres', '-d', 'postgres', '-Atc', query]);
   return stdout.trim();
+}
+
+/**
+ * A primary of the suite's own, started by the member script in a scratch directory before the suite's tests and
+ * removed after them; a test may put another in `member` (restarted on the same data, say).
+ */
+export function suitePrimary(): { dir: string; environment: Environment; member: Member } {
+  const suite = {} as { dir: string; environment: Environment; member: Member };
+  before(async () => {
+    Object.assign(suite, await postgresScratch());
+    suite.member = await startMember(suite.environment, 'a', join(suite.dir, 'a'), memberScript, { MEMBER_ROLE: 'primary' });
+  });
+  after(async () => {
+    await suite.member?.kill();
+    if (suite.dir) await rm(suite.dir, { recursive: true, force: true });
+  });
+  return suite;
 }

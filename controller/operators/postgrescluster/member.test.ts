@@ -3,12 +3,12 @@
 // replica, members that cannot be rewound or were cloned halfway cloned afresh, base backups with retention, and a
 // restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { postgresBin, postgresUser, runScript, sql, startMember, type Environment, type Member }
+import { postgresScratch, runScript, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 import { serveMetrics } from './metrics.ts';
@@ -52,13 +52,7 @@ async function hasNoSynchronousStandbys(m: Member): Promise<void> {
 }
 
 before(async () => {
-  dir = await mkdtemp('/tmp/keelson-pg-');
-  const user = await postgresUser();
-  await chown(dir, user.uid, user.gid);
-  const socketDir = join(dir, 'sockets');
-  await mkdir(socketDir);
-  await chown(socketDir, user.uid, user.gid);
-  environment = { bin: await postgresBin(), user, socketDir, passwords };
+  ({ dir, environment } = await postgresScratch(passwords));
 });
 after(async () => {
   await Promise.all(members.map((m) => m.kill()));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, bytesOf, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
+import { agentIdentity, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -72,6 +72,16 @@ describe('member pods', () => {
     assert.equal(pod.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey,
       'kubernetes.io/hostname');
     assert.equal(pod.metadata.ownerReferences[0].uid, 'u-1');
+  });
+
+  it('start with the configuration last accepted, from a ConfigMap that need not exist yet', () => {
+    const volume = pod.spec.volumes.find((v: any) => v.configMap?.name === 'db-configuration');
+    assert.deepEqual(volume.configMap, { name: 'db-configuration', optional: true });
+    const mount = container.volumeMounts.find((m: any) => m.name === volume.name);
+    assert.equal(container.env.find((e: any) => e.name === 'CONFIG_DIR').value, mount.mountPath);
+    const map = configurationMap(cluster, { parameters: { work_mem: '16MB' } }) as any;
+    assert.match(map.data['keelson.conf'], /^work_mem = '16MB'$/m);
+    assert.equal(map.metadata.ownerReferences[0].uid, 'u-1');
   });
 
   it('get passwords only by reference to the cluster\'s Secret, and their role from the agent', () => {

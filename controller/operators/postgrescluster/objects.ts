@@ -11,6 +11,8 @@ import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort, fenceAfterMs, metricsPort, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
+import { configurationFiles, configurationHash, configurationAnnotation, type PostgresqlConfiguration }
+  from './configuration.ts';
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
 import { discoveryLabel, podMonitorOf } from '../pod-monitor.ts';
@@ -27,12 +29,14 @@ export const versionAnnotation = 'keelson.dev/postgres-version';
 export const revisionAnnotation = 'keelson.dev/member-revision';
 const postgresUid = 999;
 const scriptsDir = '/keelson';
+const configurationDir = '/keelson-configuration';
 const pgdata = '/var/lib/postgresql/data/pgdata';
 const backupsDir = '/backups';
 
 export const names = {
   credentials: (cluster: string) => `${cluster}-credentials`,
   scripts: (cluster: string) => `${cluster}-scripts`,
+  configuration: (cluster: string) => `${cluster}-configuration`,
   readWrite: (cluster: string) => cluster,
   readOnly: (cluster: string) => `${cluster}-ro`,
   members: (cluster: string) => `${cluster}-members`,
@@ -98,6 +102,12 @@ function password(): string {
 export function scripts(cluster: Cluster): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: metadata(cluster, names.scripts(cluster.metadata.name)),
     data: scriptFiles };
+}
+
+/** spec.postgresql as a member last accepted it, which members read as they start (configuration.ts). */
+export function configurationMap(cluster: Cluster, config: PostgresqlConfiguration | undefined): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...metadata(cluster, names.configuration(cluster.metadata.name)),
+    annotations: { [configurationAnnotation]: configurationHash(config) } }, data: configurationFiles(config) };
 }
 
 export function services(cluster: Cluster): KubeObject[] {
@@ -231,6 +241,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   const volumes: object[] = [
     { name: 'data', persistentVolumeClaim: { claimName: member } },
     { name: 'scripts', configMap: { name: names.scripts(name) } },
+    { name: 'configuration', configMap: { name: names.configuration(name), optional: true } },
     { name: 'run', emptyDir: {} },
     { name: 'tmp', emptyDir: {} },
   ];
@@ -240,12 +251,14 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   const mounts: object[] = [
     { name: 'data', mountPath: '/var/lib/postgresql/data' },
     { name: 'scripts', mountPath: scriptsDir, readOnly: true },
+    { name: 'configuration', mountPath: configurationDir, readOnly: true },
     { name: 'run', mountPath: '/var/run/postgresql' },
     { name: 'tmp', mountPath: '/tmp' },
   ];
   const env: object[] = [
     { name: 'PGDATA', value: pgdata },
     { name: 'PGPORT', value: String(port) },
+    { name: 'CONFIG_DIR', value: configurationDir },
     { name: 'MEMBER_ROLE', value: role },
     { name: 'ROLE_FILE', value: roleFile },
     { name: 'FENCE_AFTER', value: String(fenceAfterMs / 1000) },

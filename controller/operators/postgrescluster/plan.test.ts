@@ -291,6 +291,25 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed([member(0, old('primary'))], { size: 1 })), { kind: 'upgrade-member', member: 'db-0000' });
   });
 
+  it('restarts members with parameters pending a restart the same way: replicas, a switchover, the old primary', () => {
+    const pending = (role: MemberPod['role']) => pod(role, { restartPending: 'shared_buffers' });
+    assert.deepEqual(nextStep(observed([member(0, pending('primary')), member(1, pod('replica')), member(2, pending('replica'))])),
+      { kind: 'upgrade-member', member: 'db-0002' });
+    assert.deepEqual(nextStep(observed([member(0, pending('primary')), member(1, pod('replica')), member(2, pod('replica'))])),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    assert.deepEqual(nextStep(observed(healthy())), { kind: 'steady' });
+  });
+
+  it('stops a roll at a member it restarted that does not get ready, and never restarts the primary under writes', () => {
+    const pending = (role: MemberPod['role']) => pod(role, { restartPending: 'shared_buffers' });
+    const failing = pod('replica', { ready: false, busyForMs: 10 * 60_000 });
+    const stopped = nextStep(observed([member(0, pending('primary')), member(1, failing), member(2, pending('replica'))]));
+    assert.equal(stopped.kind, 'wait');
+    assert.match((stopped as { reason: string }).reason, /^member db-0001 is not ready since it was restarted/);
+    const noReplica = nextStep(observed([member(0, pending('primary')), member(1, failing)], { size: 2 }));
+    assert.equal(noReplica.kind, 'wait', 'the primary is not restarted with no replica to take over');
+  });
+
   it('restarts members made from other archive settings the same way, one at a time', () => {
     const archiving = { revision: 'a1' };
     assert.deepEqual(nextStep(observed(healthy(), archiving)), { kind: 'upgrade-member', member: 'db-0001' });

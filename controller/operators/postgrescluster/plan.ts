@@ -2,7 +2,7 @@
 // in this order: a second primary, a lost primary (failover after a timeout), the synchronous standbys and
 // replication slots; then, while any member is Pending or going away (for a bounded time), wait; then pods that are
 // not members, a member whose volume is being deleted, a dead member, a replica stuck Pending, the size (one member
-// per step), the minor version (replicas, then a switchover, then the old primary). Nothing here deletes data:
+// per step), the minor version or a parameter only a restart applies (replicas, then a switchover, then the old primary). Nothing here deletes data:
 // volumes go only by scaling down or replacing a stuck member, and only when the spec says so.
 //
 // Who the primary is, is what the cluster's Lease says, as in Patroni's leader key: the primary's member agent
@@ -20,6 +20,8 @@ export interface MemberPod {
   version: string;
   /** What else it was made from (archive.ts's archiveRevision); '' for nothing. */
   revision: string;
+  /** The parameters it has been given that only a restart applies (configuration.ts); none: undefined. */
+  restartPending?: string;
   deleting: boolean;
   /** How long it has been Pending, starting or going away, on this process's monotonic clock; unset when it is not. */
   busyForMs?: number;
@@ -97,7 +99,8 @@ export interface Observed {
 
 export type Step =
   | { kind: 'paused' }
-  | { kind: 'wait'; reason: string; requeueAfterMs?: number }
+  /** `rollStopped`: a roll waits for a member it restarted, which a corrected spec.postgresql may be what it needs. */
+  | { kind: 'wait'; reason: string; requeueAfterMs?: number; rollStopped?: boolean }
   | { kind: 'create-seed'; member: string; restore: boolean }
   | { kind: 'failed'; reason: 'NoBackup'; message: string }
   | { kind: 'remove-stranger'; pod: string }
@@ -363,12 +366,25 @@ export function nextStep(o: Observed): Step {
     return { kind: 'remove-member', member: victim.name, deleteClaim: !o.keepVolumeOnScaleDown };
   }
 
-  const outdated = members.filter((m) => m.pod!.version !== o.version || m.pod!.revision !== o.revision);
+  const outdated = members.filter((m) => m.pod!.version !== o.version || m.pod!.revision !== o.revision ||
+    m.pod!.restartPending);
+  // A member the roll restarted that is not ready stops it: the next would likely fail as that one did, and with no
+  // replica left the primary would be restarted under the writes.
+  const failed = outdated.length ? members.find((m) => !outdated.includes(m) && m.name !== primaryName && !m.pod!.ready)
+    : undefined;
+  if (failed) {
+    return { kind: 'wait', reason: `member ${failed.name} is not ready since it was restarted: the roll waits for it`,
+      requeueAfterMs: 30_000, rollStopped: true };
+  }
   const replica = outdated.find((m) => m.name !== primaryName);
   if (replica) return { kind: 'upgrade-member', member: replica.name };
   const ready = readyReplicas(members, primaryName);
   if (outdated.length) {
-    return ready.length ? switchover(o, primaryName, ready) : { kind: 'upgrade-member', member: primaryName };
+    if (ready.length) return switchover(o, primaryName, ready);
+    // The primary restarts in place only when it is the only member: else a replica takes over first.
+    return members.length === 1 ? { kind: 'upgrade-member', member: primaryName }
+      : { kind: 'wait', reason: `the roll waits for a ready replica to switch over to from ${primaryName}`,
+        requeueAfterMs: 30_000, rollStopped: true };
   }
   // Asked for, once nothing else is to be done: every ready replica is asked how far its WAL goes, as in a failover.
   // One that must wait for replicas to be ready holds up nothing else (the cluster is steady meanwhile).

@@ -429,6 +429,116 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     figures.push(`minor roll: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
   });
 
+  it('applies spec.postgresql: a reload for what a reload applies, a roll under writes for what needs a restart, ' +
+    'pg_hba rules by a reload, and a refused value changes nothing', async () => {
+    const configured = (generation: number) => waitFor('spec.postgresql applied', async () => {
+      const s = await status();
+      const c = s?.conditions?.find((x: any) => x.type === 'ConfigurationApplied');
+      if (c?.reason === 'InvalidConfiguration') throw new Error(c.message);
+      return s?.phase === 'Running' && s.readyMembers === 3 && c?.status === 'True' && c.observedGeneration === generation
+        ? s : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 1000 });
+    const generation = async () => (await get('pgc', 'orders')).metadata.generation as number;
+    // Replaced whole, as an apply of the manifest would: a merge would keep what is left out.
+    const setPostgresql = async (postgresql: object | null) => {
+      await kubectl('patch', 'pgc', 'orders', '--type=json', '-p', JSON.stringify([postgresql
+        ? { op: 'add', path: '/spec/postgresql', value: postgresql } : { op: 'remove', path: '/spec/postgresql' }]));
+      return generation();
+    };
+    const everyMember = async (query: string) => Promise.all((await status()).members.map((m: any) => local(m.name, query)));
+    const podUids = async () => (await get('pods', '-l', 'keelson.dev/postgrescluster=orders')).items
+      .map((p: any) => p.metadata.uid).sort();
+    await waitFor('orders to take writes', () => client('orders', 'CREATE TABLE conf (id int PRIMARY KEY, at timestamptz ' +
+      'DEFAULT now())').then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 1000 });
+    await client('orders', 'CREATE ROLE blocked LOGIN PASSWORD \'blockedSecret1\'');
+    const asBlocked = () => kubectl('exec', 'client', '--', 'env', 'PGPASSWORD=blockedSecret1', 'psql', '-X', '-h', 'orders',
+      '-U', 'blocked', '-Atc', 'SELECT current_user').then((r) => r.stdout.trim(), (e: Error) => e.message);
+    assert.equal(await asBlocked(), 'blocked');
+
+    // A parameter a restart applies, one a reload applies and a rule: the members roll under writes, one at a time.
+    const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'conf');
+    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    const before = (await status()).primary;
+    const asked = Date.now();
+    await configured(await setPostgresql({ parameters: { shared_buffers: '64MB', work_mem: '24MB' },
+      pgHba: ['host all blocked all reject'] }));
+    await waitFor('writes acknowledged after the roll', async () => writer.acknowledgedSince(asked) >= 10, { timeoutMs: 60_000 });
+    const report = await writer.stop();
+    assert.deepEqual(await lost('conf', report.acknowledged), []);
+    assert.deepEqual(await everyMember('SHOW shared_buffers'), ['64MB', '64MB', '64MB']);
+    assert.deepEqual(await everyMember('SHOW work_mem'), ['24MB', '24MB', '24MB']);
+    assert.notEqual((await status()).primary, before, 'the primary was switched over, not restarted under writes');
+    const notes = async (reason: string) => (await events('orders')).filter((e) => e.reason === reason).map((e) => e.note);
+    assert.match((await notes('MemberUpgrading')).join('\n'), /to apply shared_buffers/);
+    assert.match(await asBlocked(), /pg_hba.conf rejects connection .* user "blocked"/);
+    figures.push(`parameter roll: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s at most`);
+
+    // What a reload applies restarts nothing.
+    const uids = await podUids();
+    await configured(await setPostgresql({ parameters: { shared_buffers: '64MB', work_mem: '32MB' } }));
+    assert.deepEqual(await everyMember('SHOW work_mem'), ['32MB', '32MB', '32MB']);
+    assert.equal(await asBlocked(), 'blocked');
+    assert.deepEqual(await podUids(), uids);
+
+    // A value PostgreSQL refuses: said, and nothing changed; the schema refuses what the operator sets itself.
+    await setPostgresql({ parameters: { shared_buffers: '64MB', work_mem: 'lots' } });
+    const refused = await waitFor('the value refused', async () => (await status())?.conditions
+      ?.find((c: any) => c.type === 'ConfigurationApplied' && c.reason === 'InvalidConfiguration'), { timeoutMs: 60_000 });
+    assert.match(refused.message, /invalid value for parameter "work_mem": "lots"/);
+    assert.match((await notes('InvalidConfiguration')).join('\n'), /work_mem/);
+    assert.deepEqual(await everyMember('SHOW work_mem'), ['32MB', '32MB', '32MB']);
+    assert.deepEqual(await podUids(), uids);
+    assert.match((await get('configmap', 'orders-configuration')).data['keelson.conf'], /work_mem = '32MB'/,
+      'members starting read what was accepted, not what was refused');
+    await assert.rejects(setPostgresql({ parameters: { port: '6000', wal_level: 'minimal' } }),
+      /the operator sets listen_addresses, port, .*wal_level.* itself/);
+    await configured(await setPostgresql(null));
+    assert.deepEqual(await everyMember('SHOW work_mem'), ['4MB', '4MB', '4MB']);
+  });
+
+  it('keeps the roles and databases of the spec, each role logging in with its Secret\'s password, which no log holds',
+    async () => {
+      const rolesApplied = (generation: number) => waitFor('RolesApplied', async () => {
+        const c = (await status())?.conditions?.find((x: any) => x.type === 'RolesApplied');
+        if (c?.status === 'False' && c.reason !== 'Waiting') throw new Error(`${c.reason}: ${c.message}`);
+        return c?.status === 'True' && c.observedGeneration === generation || undefined;
+      }, { timeoutMs: 120_000, intervalMs: 1000 });
+      const setSpec = async (spec: object) => {
+        await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec }));
+        return (await get('pgc', 'orders')).metadata.generation as number;
+      };
+      const setPassword = async (password: string) => {
+        const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-password', namespace },
+          stringData: { password } };
+        await cluster.kubectl(['apply', '-n', namespace, '-f', '-'], { input: JSON.stringify(secret) });
+      };
+      const asApp = (password: string) => kubectl('exec', 'client', '--', 'env', `PGPASSWORD=${password}`, 'psql', '-X',
+        '-h', 'orders', '-U', 'app', '-d', 'appdb', '-Atc', 'SELECT current_user || \'@\' || current_database()')
+        .then((r) => r.stdout.trim(), (e: Error) => e.message);
+      await setPassword('appFirst1');
+      await rolesApplied(await setSpec({ roles: [{ name: 'app', passwordSecret: { name: 'app-password' },
+        connectionLimit: 10 }], databases: [{ name: 'appdb', owner: 'app' }] }));
+      assert.equal(await asApp('appFirst1'), 'app@appdb');
+      assert.match(await asApp('wrong'), /password authentication failed for user "app"/);
+      // A new password in the Secret: in force within the minute the Secrets are read again in.
+      await setPassword('appSecond2');
+      const rotated = Date.now();
+      await waitFor('the new password in force', async () => (await asApp('appSecond2')) === 'app@appdb' || undefined,
+        { timeoutMs: 120_000, intervalMs: 2000 });
+      figures.push(`role password rotated in ${((Date.now() - rotated) / 1000).toFixed(0)} s`);
+      assert.match(await asApp('appFirst1'), /password authentication failed/);
+      // Neither the password nor the verifier sent for it anywhere a reader of logs, Events or status would see.
+      const seen = [(await kubectl('logs', (await status()).primary, '-c', 'postgres')).stdout, JSON.stringify(controller.logs),
+        JSON.stringify(await events('orders')), JSON.stringify(await status())].join('\n');
+      for (const secret of ['appFirst1', 'appSecond2', 'SCRAM-SHA-256$']) assert.ok(!seen.includes(secret), `${secret} seen`);
+      // Dropped only when asked.
+      await rolesApplied(await setSpec({ roles: [{ name: 'app', ensure: 'absent' }],
+        databases: [{ name: 'appdb', owner: 'app', ensure: 'absent' }] }));
+      assert.equal(await client('orders', 'SELECT count(*) FROM pg_roles WHERE rolname = \'app\''), '0');
+      assert.equal(await client('orders', 'SELECT count(*) FROM pg_database WHERE datname = \'appdb\''), '0');
+      await setSpec({ roles: null, databases: null });
+    });
+
   it('restores the newest completed backup into a new cluster with every row; retain: 1 keeps one, and nothing else ' +
     'in the volume counts', async () => {
     const rows = await client('orders', 'SELECT count(*) FROM acks');

@@ -19,13 +19,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, credentials, deletesData, disruptionBudget, lease,
+import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, lease,
   memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
+import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './configuration.ts';
+import { ManagedRoles } from './roles.ts';
 import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
@@ -117,6 +119,8 @@ class PostgresClusterReconciler {
   private readonly archiveChecks = new Map<string, { pod: string; at: number; verifiedPod?: string; condition: Pending;
     timeline?: number; running?: Promise<void> }>();
   private readonly backups;
+  private readonly configurations;
+  private readonly managedRoles;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** The primary pods (uids) the member agents' role was made on; gone pods are forgotten with the process. */
@@ -141,6 +145,25 @@ class PostgresClusterReconciler {
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
     registerClusterMetrics(ctx.metrics.registry, () => this.clusters.list());
+    this.configurations = new MemberConfigurations({
+      run: (namespace, pod, script) => this.run(namespace, pod, script),
+      annotate: async (namespace, pod, annotations) => {
+        await this.ctx.client.patch(types.pods, namespace, pod, { metadata: { annotations } }, 'merge');
+      },
+      store: async (cluster, config) => {
+        const desired = configurationMap(cluster, config);
+        const result = await ensureOwned(this.ctx.client, types.configMaps, desired,
+          this.configMaps.get(keyOf(desired.metadata)), (o) => isControlledBy(o, cluster));
+        if (result.notOwned) throw new Error(`ConfigMap ${desired.metadata.name} is not this cluster's`);
+      },
+      record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
+    });
+    this.managedRoles = new ManagedRoles({
+      secret: (namespace, name) => this.ctx.client.get(types.secrets, namespace, name),
+      psql: (namespace, pod, input) => this.run(namespace, pod, 'psql -X -q -h /var/run/postgresql -U postgres ' +
+        '-d postgres -f -', input),
+      record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
+    });
     this.backups = new StoreBackups({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
@@ -230,6 +253,14 @@ class PostgresClusterReconciler {
     if (archiving) conditions.push(archiving);
     const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
       this.archiveChecks.get(cluster.metadata.uid)?.timeline);
+    if (!spec.paused) {
+      conditions.push(await this.configurations.follow(cluster, spec.postgresql, this.memberPods(cluster), {
+        mayApply: step.kind === 'steady' || (step.kind === 'wait' && step.rollStopped === true), size: spec.size,
+        generation }));
+    }
+    const roles = spec.paused ? undefined : await this.managedRoles.follow(cluster, spec.roles ?? [], spec.databases ?? [],
+      podUp ? primaryPod : undefined, step.kind === 'steady' || step.kind === 'wait', generation);
+    if (roles) conditions.push(roles);
     const volumes = spec.paused ? undefined : await this.growVolumes(cluster, spec);
     if (volumes) conditions.push(volumes);
     const monitor = spec.paused ? { name: cluster.status?.podMonitor } : await syncPodMonitor(this.ctx, cluster,
@@ -237,7 +268,8 @@ class PostgresClusterReconciler {
     if (monitor.condition) conditions.push(monitor.condition);
     const latest = outcome.updated ?? cluster;
     await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup, podMonitor: monitor.name },
-      conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor']]);
+      conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor'],
+        ...spec.roles?.length || spec.databases?.length ? [] : ['RolesApplied']]);
     if (outcome.waiting) return { requeueAfterMs: 2000 };
     if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
@@ -465,6 +497,8 @@ class PostgresClusterReconciler {
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
           version: pod.metadata.annotations?.[versionAnnotation] ?? '',
           revision: pod.metadata.annotations?.[revisionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
+          ...(pod.metadata.annotations?.[restartPendingAnnotation]
+            ? { restartPending: pod.metadata.annotations[restartPendingAnnotation] } : {}),
           unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
             c.reason === 'Unschedulable') ?? false,
           noData: pod.status?.containerStatuses?.some((c) => c.name === 'postgres' &&
@@ -654,11 +688,14 @@ class PostgresClusterReconciler {
             'takes its place'));
         return {};
       }
-      case 'upgrade-member':
+      case 'upgrade-member': {
         await this.ctx.client.delete(types.pods, ns, step.member);
+        const pending = observed.members.find((m) => m.name === step.member)?.pod?.restartPending;
         await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}` +
-          (archiveRevision(cluster, spec) ? ', archiving with pgBackRest' : ''));
+          (archiveRevision(cluster, spec) ? ', archiving with pgBackRest' : '') +
+          (pending ? `, to apply ${pending.replaceAll(',', ', ')}` : ''));
         return {};
+      }
       case 'switchover':
       case 'failover':
         return this.replacePrimary(cluster, spec, observed, step, leaseObject);
@@ -861,9 +898,10 @@ class PostgresClusterReconciler {
     }
   }
 
-  private async run(namespace: string, pod: string, script: string): Promise<string> {
-    const result = await this.ctx.client.exec(types.pods, { namespace, pod, container: 'postgres', command: ['sh', '-c', script] });
-    if (result.exitCode !== 0) throw new Error(`${pod}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+  private async run(namespace: string, pod: string, script: string, input?: string): Promise<string> {
+    const result = await this.ctx.client.exec(types.pods, { namespace, pod, container: 'postgres', command: ['sh', '-c', script],
+      ...(input === undefined ? {} : { stdin: Buffer.from(input, 'utf8') }) });
+    if (result.exitCode !== 0) throw new ScriptFailed(pod, result.exitCode, result.stderr);
     return result.stdout;
   }
 

@@ -2,6 +2,8 @@ import { dns1123Label, dns1123Subdomain, labelMap, statusOf } from '../../api/co
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 import { podMonitorSpec } from '../pod-monitor.ts';
+import { postgresqlSpec } from './configuration.ts';
+import { databasesSpec, rolesSpec } from './roles.ts';
 
 /** Asks for a full backup into the object store: a new value, another (backups.ts). */
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
@@ -55,6 +57,9 @@ export const postgresClusterSpec = object({
     'loses no acknowledged write in a failover while a replica is healthy, and stops writes while none is; 0 is ' +
     'asynchronous: writes go on without replicas, and a failover may lose the latest ones.', minimum: 0, maximum: 8,
   default: 1 }),
+  postgresql: postgresqlSpec,
+  roles: rolesSpec,
+  databases: databasesSpec,
   storage: object({
     size: quantity({ description: 'The volume size of each member. It may grow, where the StorageClass allows ' +
       'expansion (allowVolumeExpansion): each member claim is asked for the new size, and StorageResized says how ' +
@@ -131,6 +136,9 @@ export const postgresClusterSpec = object({
     message: 'bootstrap.recovery reads from backup.objectStore: set it', fieldPath: '.bootstrap.recovery' },
   { rule: unchanged('bootstrap'), message: 'bootstrap cannot change: it says how the cluster\'s data was first made',
     fieldPath: '.bootstrap' },
+  { rule: '!has(self.databases) || !has(self.roles) || self.databases.all(d, d.ensure == \'absent\' || ' +
+    '!self.roles.exists(r, r.name == d.owner && r.ensure == \'absent\'))',
+  message: 'a database kept cannot be owned by a role marked absent', fieldPath: '.databases' },
 ] });
 
 /** A backup into the object store, as it goes. */
@@ -222,6 +230,10 @@ export const PostgresCluster = defineKind({
     { group: '', resource: 'configmaps', verb: 'get', name: 'object.spec.backup.objectStore.ca.name',
       when: 'has(object.spec.backup) && has(object.spec.backup.objectStore) && has(object.spec.backup.objectStore.ca)',
       because: 'the members read the object store\'s CA from that ConfigMap for you' },
+    // One check, not one per Secret: the apiserver allows two authorizer checks per expression.
+    { group: '', resource: 'secrets', verb: 'get',
+      when: 'has(object.spec.roles) && object.spec.roles.exists(r, has(r.passwordSecret) && r.ensure != \'absent\')',
+      because: 'the operator sets the roles\' passwords from Secrets there for you' },
     { group: 'monitoring.coreos.com', resource: 'podmonitors', verb: 'create', when: 'has(object.spec.podMonitor)',
       because: 'the controller makes a PodMonitor for you' },
   ],

@@ -28,10 +28,14 @@
 //                             cluster's archive to that target (archive.ts's recoveryEnv)
 //   PGBACKREST_STANZA, PGBACKREST_...  pgBackRest's settings (archive.ts): when set, WAL is archived with it;
 //                             ARCHIVE_TIMEOUT, the seconds a quiet primary may keep a WAL segment open
+//   CONFIG_DIR                the configuration the operator last accepted (configuration.ts), copied into the data
+//                             directory before PostgreSQL starts
 //   RECLONE_AFTER             seconds a replica may go without streaming from a primary that takes writes before it
 //                             is cloned afresh (default 90: past wal_sender_timeout, which frees a slot a gone
 //                             connection held); MAX_LAG_BYTES, how far a ready replica's replay may
 //                             trail what its primary sent it (default 16 MiB)
+
+import { installConfigurationScript } from './configuration.ts';
 
 /** The role the member agent reads statistics as (metrics.ts): pg_monitor's rights, no password, so it logs in over
  * the pod's Unix socket only. */
@@ -255,6 +259,7 @@ if [ -f "$PGDATA/standby.signal" ]; then
   # While the primary is out of reach the slot is made later, by the loop below, before the replica can stream.
   ensure_slot 2>/dev/null || echo "could not make replication slot \${REPLICATION_SLOT:-} on $PRIMARY_HOST yet" >&2
 fi
+${installConfigurationScript}
 set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 [ -z "\${WAL_KEEP_SIZE:-}" ] || set -- "$@" -c wal_keep_size="$WAL_KEEP_SIZE"
 [ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
