@@ -153,6 +153,10 @@ describe('spec.postgresql applied to real PostgreSQL', () => {
     assert.match(await refusal({ parameters: { wrok_mem: '1MB' } }), /unrecognized configuration parameter "wrok_mem"/);
     assert.match(await refusal({ parameters: { shared_preload_libraries: 'pg_stat_statements,nonesuch' } }),
       /library "nonesuch" is not installed/);
+    assert.match(await refusal({ parameters: { session_preload_libraries: 'nonesuch' } }),
+      /^session_preload_libraries: library "nonesuch" is not installed/);
+    assert.match(await refusal({ parameters: { local_preload_libraries: 'auto_explain' } }),
+      /^local_preload_libraries: library "auto_explain" is not installed/, 'local ones come from plugins/');
     assert.match(await refusal({ parameters: { max_connections: '80' } }), /^max_connections: lowering it needs the primary/);
     assert.equal(await readFile(join(suite.member.dataDir, 'keelson.conf'), 'utf8'), before);
     assert.equal(await show('work_mem'), '24MB');

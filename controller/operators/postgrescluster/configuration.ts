@@ -135,7 +135,9 @@ export const installConfigurationScript = `if [ -n "\${CONFIG_DIR:-}" ] && [ -f 
 fi`;
 
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const sql = 'psql -X -v ON_ERROR_STOP=1 -h "${SOCKET_DIR:-/var/run/postgresql}" -U postgres -d postgres -Atc';
+// Its own sessions load no library a spec named: one that is missing would keep them out too.
+const sql = 'PGOPTIONS="-c session_preload_libraries= -c local_preload_libraries=" psql -X -v ON_ERROR_STOP=1 ' +
+  '-h "${SOCKET_DIR:-/var/run/postgresql}" -U postgres -d postgres -Atc';
 
 /**
  * Puts the files in place and checks them as PostgreSQL's next start and the hba view read them: each preloaded
@@ -156,16 +158,20 @@ trap 'mv keelson.conf.old keelson.conf; mv pg_hba.conf.old pg_hba.conf' EXIT
 mv keelson.conf.new keelson.conf
 mv pg_hba.conf.new pg_hba.conf
 refuse() { printf '%s\\n' "$1" >&2; exit ${refusedExitCode}; }
-if ! out=$(postgres -D "$PGDATA" -C shared_preload_libraries 2>&1); then
-  refuse "$(printf '%s\\n' "$out" | grep -E '(LOG|ERROR|DETAIL):' | grep -v 'contains errors' | sed -E 's/^.*(LOG|ERROR|DETAIL): +//' | head -n 5)"
-fi
-libdir="$(dirname "$(dirname "$(command -v postgres)")")/lib"
-set -f
-for lib in $(printf '%s' "$out" | tail -n 1 | tr ',' ' '); do
-  file=$(basename "$lib" .so).so
-  [ -f "$libdir/$file" ] || refuse "shared_preload_libraries: library \\"$lib\\" is not installed in the image"
+libdir=$(${sql} "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'")
+# A library a start, or every new session, would fail to load: local ones come from plugins/.
+for setting in shared_preload_libraries session_preload_libraries local_preload_libraries; do
+  if ! out=$(postgres -D "$PGDATA" -C $setting 2>&1); then
+    refuse "$(printf '%s\\n' "$out" | grep -E '(LOG|ERROR|DETAIL):' | grep -v 'contains errors' | sed -E 's/^.*(LOG|ERROR|DETAIL): +//' | head -n 5)"
+  fi
+  dir=$libdir
+  [ $setting != local_preload_libraries ] || dir=$libdir/plugins
+  set -f
+  for lib in $(printf '%s' "$out" | tail -n 1 | tr ',' ' '); do
+    [ -f "$dir/$(basename "$lib" .so).so" ] || refuse "$setting: library \\"$lib\\" is not installed in the image"
+  done
+  set +f
 done
-set +f
 hba=$(${sql} "SELECT 'pg_hba.conf rule ' || (line_number - ${operatorRules.length + 1}) || ': ' || error FROM pg_hba_file_rules WHERE error IS NOT NULL")
 [ -z "$hba" ] || refuse "$hba"
 lowered=$(${sql} "${loweredQuery}")
@@ -269,9 +275,10 @@ export class MemberConfigurations {
     const restarting = live.filter((p) => annotation(p, restartPendingAnnotation));
     if (restarting.length) {
       const parameters = [...new Set(restarting.flatMap((p) => annotation(p, restartPendingAnnotation)!.split(',')))];
+      const names = restarting.map((p) => p.metadata.name).join(', ');
       return condition('False', 'RestartPending', `${parameters.join(', ')} need${parameters.length > 1 ? '' : 's'} a ` +
-        `restart: members restart one at a time, replicas first (${restarting.map((p) => p.metadata.name).join(', ')} ` +
-        'still to go)');
+        (size > 1 ? `restart: members restart one at a time, replicas first (${names} still to go)`
+          : `restart, which a lone member is not given: delete pod ${names} when it may restart`));
     }
     const waiting = behind();
     if (waiting.length || live.length < size) {

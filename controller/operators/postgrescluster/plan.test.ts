@@ -308,6 +308,8 @@ describe('the next step of a PostgresCluster', () => {
     assert.match((stopped as { reason: string }).reason, /^member db-0001 is not ready since it was restarted/);
     const noReplica = nextStep(observed([member(0, pending('primary')), member(1, failing)], { size: 2 }));
     assert.equal(noReplica.kind, 'wait', 'the primary is not restarted with no replica to take over');
+    assert.deepEqual(nextStep(observed([member(0, pending('primary'))], { size: 1 })), { kind: 'steady' },
+      'a lone member is not restarted for a parameter');
   });
 
   it('restarts members made from other archive settings the same way, one at a time', () => {

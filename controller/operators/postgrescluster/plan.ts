@@ -366,8 +366,10 @@ export function nextStep(o: Observed): Step {
     return { kind: 'remove-member', member: victim.name, deleteClaim: !o.keepVolumeOnScaleDown };
   }
 
+  // A lone member is not restarted for a parameter: were it then unable to start, no member would be left to check a
+  // corrected spec on. It takes the parameter when its pod is next made (deleting it is asking for that).
   const outdated = members.filter((m) => m.pod!.version !== o.version || m.pod!.revision !== o.revision ||
-    m.pod!.restartPending);
+    (m.pod!.restartPending && members.length > 1));
   // A member the roll restarted that is not ready stops it: the next would likely fail as that one did, and with no
   // replica left the primary would be restarted under the writes.
   const failed = outdated.length ? members.find((m) => !outdated.includes(m) && m.name !== primaryName && !m.pod!.ready)

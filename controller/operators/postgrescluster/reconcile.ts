@@ -259,7 +259,8 @@ class PostgresClusterReconciler {
         generation }));
     }
     const roles = spec.paused ? undefined : await this.managedRoles.follow(cluster, spec.roles ?? [], spec.databases ?? [],
-      podUp ? primaryPod : undefined, step.kind === 'steady' || step.kind === 'wait', generation);
+      podUp && primaryPod.metadata.labels?.[roleLabel] === 'primary' ? primaryPod : undefined,
+      step.kind === 'steady' || step.kind === 'wait', generation);
     if (roles) conditions.push(roles);
     const volumes = spec.paused ? undefined : await this.growVolumes(cluster, spec);
     if (volumes) conditions.push(volumes);

@@ -89,7 +89,10 @@ export function rolesSql(roles: readonly RoleSpec[], databases: readonly Databas
   const lines = ['\\set ON_ERROR_STOP on',
     // Nothing of this session is logged or shown: its statements carry password verifiers.
     'SET log_statement = \'none\';', 'SET log_min_duration_statement = -1;', 'SET log_min_error_statement = panic;',
-    'SET track_activities = off;', 'SET pg_stat_statements.track_utility = off;',
+    'SET log_min_duration_sample = -1;', 'SET log_transaction_sample_rate = 0;', 'SET track_activities = off;',
+    'SET pg_stat_statements.track_utility = off;', 'SET pgaudit.log = \'none\';',
+    // What goes wrong is said first, not after notices of what was there already.
+    'SET client_min_messages = warning;',
     // The roles in one transaction, made before any is changed or granted another.
     'BEGIN;',
     ...present.map((role) => `SELECT format('CREATE ROLE %I', '${role.name}') WHERE NOT EXISTS (SELECT FROM pg_roles ` +
@@ -160,7 +163,9 @@ export class ManagedRoles {
       ({ type: 'RolesApplied', status, reason, message, observedGeneration: generation });
     const shown = last && { ...last.condition, observedGeneration: generation };
     if (!mayApply || !primary) {
-      return shown ?? condition('False', 'Waiting', 'roles and databases are applied once the primary serves');
+      // What was said of an earlier spec is not said of this one.
+      return last?.generation === generation ? shown
+        : condition('False', 'Waiting', 'roles and databases are applied once the primary serves');
     }
     const fresh = last !== undefined && last.generation === generation && Date.now() - last.readAt < secretsEveryMs;
     if (shown && fresh && last.key.endsWith(`/${primary.metadata.uid}`)) return shown;
