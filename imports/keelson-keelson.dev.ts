@@ -819,6 +819,13 @@ export interface PostgresClusterSpec {
   readonly synchronousReplicas?: number;
 
   /**
+   * The members' server certificate. Members always offer TLS; by default the certificate comes from a CA the operator keeps for the cluster, and is renewed 30 days before it expires. Clients verify it with the ca.crt of ConfigMap <name>-ca, through <name>.<namespace>.svc and <name>-ro.<namespace>.svc (sslmode=verify-full).
+   *
+   * @schema PostgresClusterSpec#tls
+   */
+  readonly tls?: PostgresClusterSpecTls;
+
+  /**
    * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a major change is refused.
    *
    * @schema PostgresClusterSpec#version
@@ -848,6 +855,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
     'size': obj.size,
     'storage': toJson_PostgresClusterSpecStorage(obj.storage),
     'synchronousReplicas': obj.synchronousReplicas,
+    'tls': toJson_PostgresClusterSpecTls(obj.tls),
     'version': obj.version,
   };
   // filter undefined values
@@ -1244,6 +1252,34 @@ export function toJson_PostgresClusterSpecStorage(obj: PostgresClusterSpecStorag
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * The members' server certificate. Members always offer TLS; by default the certificate comes from a CA the operator keeps for the cluster, and is renewed 30 days before it expires. Clients verify it with the ca.crt of ConfigMap <name>-ca, through <name>.<namespace>.svc and <name>-ro.<namespace>.svc (sslmode=verify-full).
+ *
+ * @schema PostgresClusterSpecTls
+ */
+export interface PostgresClusterSpecTls {
+  /**
+   * A Secret with tls.crt (its chain may follow), tls.key and ca.crt, as cert-manager writes them, naming at least <name>.<namespace>.svc and <name>-ro.<namespace>.svc. It is checked before any member is given it (TLSReady says what is wrong; members keep the certificate they have), and followed as it is renewed.
+   *
+   * @schema PostgresClusterSpecTls#serverSecret
+   */
+  readonly serverSecret?: PostgresClusterSpecTlsServerSecret;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecTls' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecTls(obj: PostgresClusterSpecTls | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'serverSecret': toJson_PostgresClusterSpecTlsServerSecret(obj.serverSecret),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * An S3-compatible object store that receives every WAL segment as PostgreSQL completes it.
  *
  * @schema PostgresClusterSpecBackupObjectStore
@@ -1518,6 +1554,34 @@ export class PostgresClusterSpecStorageSize {
   private constructor(public readonly value: number | string) {
   }
 }
+
+/**
+ * A Secret with tls.crt (its chain may follow), tls.key and ca.crt, as cert-manager writes them, naming at least <name>.<namespace>.svc and <name>-ro.<namespace>.svc. It is checked before any member is given it (TLSReady says what is wrong; members keep the certificate they have), and followed as it is renewed.
+ *
+ * @schema PostgresClusterSpecTlsServerSecret
+ */
+export interface PostgresClusterSpecTlsServerSecret {
+  /**
+   * The Secret, in the cluster's namespace.
+   *
+   * @schema PostgresClusterSpecTlsServerSecret#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PostgresClusterSpecTlsServerSecret' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PostgresClusterSpecTlsServerSecret(obj: PostgresClusterSpecTlsServerSecret | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
  * A ConfigMap with the CA certificates the store's certificate is verified against; default the system's.

@@ -131,6 +131,15 @@ describe('requester authorization at admission', () => {
       right('pods', 'create'), right('persistentvolumeclaims', 'create'), right('poddisruptionbudgets', 'create', 'policy'),
       right('secrets', 'get')]);
     await admitted('workload-user', withRoles);
+    // A certificate Secret is copied to the members: its key only for a requester who may read that Secret.
+    const withCertificate = { ...postgres, metadata: { name: 'db-tls' }, spec: { ...postgres.spec,
+      tls: { serverSecret: { name: 'db-server' } } } };
+    const workload = [own('postgresclusters'), right('pods', 'create'), right('persistentvolumeclaims', 'create'),
+      right('poddisruptionbudgets', 'create', 'policy')];
+    await grant('tls-user', workload);
+    await refused('tls-user', withCertificate, 'it needs get on secrets named db-server');
+    await grant('tls-user', [...workload, right('secrets', 'get', '', ['db-server'])]);
+    await admitted('tls-user', withCertificate);
   });
 
   it('checks an annotation that asks a PostgresCluster to act as it checks a spec change; taking it off, not', async () => {

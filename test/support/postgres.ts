@@ -1,6 +1,9 @@
 // PostgreSQL servers from Debian's packages, run on this machine as the postgres user by the same scripts member
 // pods run, on loopback ports, each in a directory of the test's own.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { connect as connectTls, type PeerCertificate } from 'node:tls';
 import { after, before } from 'node:test';
 import { chown, mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -126,4 +129,29 @@ export function suitePrimary(): { dir: string; environment: Environment; member:
     if (suite.dir) await rm(suite.dir, { recursive: true, force: true });
   });
   return suite;
+}
+
+/**
+ * The certificate a PostgreSQL server at `host`:`port` presents, asked for as libpq asks (an SSLRequest, then the TLS
+ * handshake), and verified against `ca` for `servername` as sslmode=verify-full would.
+ */
+export async function servedCertificate(host: string, port: number, ca: string, servername: string): Promise<PeerCertificate> {
+  const socket = connect(port, host);
+  await once(socket, 'connect');
+  const request = Buffer.alloc(8);
+  request.writeInt32BE(8, 0);
+  request.writeInt32BE(80877103, 4);
+  socket.write(request);
+  const [answer] = await once(socket, 'data') as [Buffer];
+  if (answer.toString() !== 'S') {
+    socket.destroy();
+    throw new Error(`${host}:${port} does not serve TLS (it answered "${answer.toString()}")`);
+  }
+  const secure = connectTls({ socket, ca, servername });
+  try {
+    await once(secure, 'secureConnect');
+    return secure.getPeerCertificate();
+  } finally {
+    secure.destroy();
+  }
 }

@@ -3,14 +3,16 @@
 // replica, members that cannot be rewound or were cloned halfway cloned afresh, base backups with retention, and a
 // restore. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
-import { appendFile, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { appendFile, chown, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { postgresScratch, runScript, sql, startMember, type Environment, type Member }
+import { postgresScratch, runScript, servedCertificate, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../cluster/wait.ts';
+import { issueCa, issueServer } from './certificates.ts';
 import { serveMetrics } from './metrics.ts';
 import { backupScript, lsnValue, memberScript, parsePosition, positionScript, promoteScript, readyScript,
   synchronousScript } from './scripts.ts';
@@ -379,6 +381,65 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     await waitFor('the new passwords taken', async () => await login('postgres', given.POSTGRES_PASSWORD) &&
       await login('replicator', given.REPLICATION_PASSWORD), { timeoutMs: 15_000, intervalMs: 250 });
     assert.equal(await login('postgres', passwords.POSTGRES_PASSWORD), false);
+    silence();
+  });
+
+  it('serves TLS, streams to a replica that verifies it, and takes up a new certificate without a restart', async () => {
+    // As kubelet mounts a Secret: each file a link into ..data, itself a link to a directory of them all, swapped whole.
+    let version = 0;
+    const mounted = async (name: string, files: { cert: string; key: string; ca: string }) => {
+      const at = join(dir, name);
+      const snapshot = `..${++version}`;
+      await mkdir(join(at, snapshot), { recursive: true });
+      for (const [file, text] of [['tls.crt', files.cert], ['tls.key', files.key], ['ca.crt', files.ca]] as const) {
+        await writeFile(join(at, snapshot, file), text);
+        await symlink(join('..data', file), join(at, file)).catch(() => {});
+      }
+      await symlink(snapshot, join(at, '..data_tmp'));
+      await rename(join(at, '..data_tmp'), join(at, '..data'));
+      return at;
+    };
+    const copyDir = async (name: string) => {
+      await mkdir(join(dir, name));
+      await chown(join(dir, name), environment.user.uid, environment.user.gid);
+      return join(dir, name);
+    };
+    const ca = await issueCa('member test CA');
+    const first = await issueServer(ca, ['localhost']);
+    const source = await mounted('tls-source', { ...first, ca: ca.cert });
+    await say('primary');
+    keepSaying('primary');
+    const primary = await member('tls-a', { MEMBER_ROLE: 'primary', ROLE_FILE: roleFile, ...fence, TLS_SOURCE: source,
+      TLS_DIR: await copyDir('tls-a-copy') });
+    const served = () => servedCertificate('127.0.0.1', primary.port, ca.cert, 'localhost');
+    assert.equal((await served()).serialNumber, new X509Certificate(first.cert).serialNumber);
+    const replicaEnv = { MEMBER_ROLE: 'replica', PRIMARY_HOST: 'localhost', PRIMARY_PORT: String(primary.port),
+      PRIMARY_SSLMODE: 'verify-full', TLS_SOURCE: source };
+    const replica = await member('tls-b', { ...replicaEnv, TLS_DIR: await copyDir('tls-b-copy') });
+    await waitFor('the replica streaming over TLS', async () => (await sql(environment, primary,
+      'SELECT string_agg(s.ssl::text, \',\') FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)')) === 'true');
+    // What the replica's connections to its primary verify with is theirs alone: none of PostgreSQL's own
+    // connections elsewhere (a subscription, postgres_fdw) is made to verify against this cluster's CA.
+    const postmaster = (await readFile(join(replica.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0];
+    assert.doesNotMatch(await readFile(`/proc/${postmaster}/environ`, 'utf8'), /(^|\0)PGSSL/);
+    assert.equal(await runScript(environment, `psql -X -Atc 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()' ` +
+      `"host=localhost port=${primary.port} user=postgres dbname=postgres sslmode=verify-full sslrootcert=${source}/ca.crt"`,
+    { PGPASSWORD: passwords.POSTGRES_PASSWORD }), 't');
+    // A replica given another CA refuses the primary rather than stream from a server it cannot verify.
+    const stranger = await mounted('tls-stranger', { ...first, ca: (await issueCa('another CA')).cert });
+    await assert.rejects(member('tls-c', { ...replicaEnv, TLS_SOURCE: stranger, TLS_DIR: await copyDir('tls-c-copy') }),
+      /certificate verify failed/);
+    // And one that reaches it by a name its certificate does not give.
+    await assert.rejects(member('tls-d', { ...replicaEnv, PRIMARY_HOST: '127.0.0.1', TLS_DIR: await copyDir('tls-d-copy') }),
+      /server certificate for "localhost".* does not match host name "127.0.0.1"/);
+    const started = await sql(environment, primary, 'SELECT pg_postmaster_start_time()');
+    const second = await issueServer(ca, ['localhost']);
+    await mounted('tls-source', { ...second, ca: ca.cert });
+    const renewed = new X509Certificate(second.cert).serialNumber;
+    await waitFor('the new certificate served', async () => (await served()).serialNumber === renewed,
+      { timeoutMs: 20_000, intervalMs: 500 });
+    assert.equal(await sql(environment, primary, 'SELECT pg_postmaster_start_time()'), started, 'PostgreSQL restarted');
+    assert.match(primary.output(), /reloading PostgreSQL: its server certificate changed/);
     silence();
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
+import { agentIdentity, backupCronJob, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
@@ -11,7 +11,7 @@ describe('member pods of a cluster archiving into an object store', () => {
   const objectStore = { endpoint: 'https://s3.example', bucket: 'pg', region: 'us-east-1', credentials: { name: 'keys' },
     ca: { name: 'store-ca', key: 'ca.pem' } };
   const archiving = { ...spec, backup: { schedule: '@daily', retain: 3, objectStore } };
-  const pod = (s: object) => memberPod(cluster, s as any, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+  const pod = (s: object) => memberPod(cluster, s as any, 'db-0000', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' }) as any;
   const env = (p: any) => Object.fromEntries(p.spec.containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
 
   it('carry pgBackRest\'s settings, the store\'s CA mounted, and the revision they were made from', () => {
@@ -38,7 +38,7 @@ describe('member pods of a cluster archiving into an object store', () => {
   it('recover the cluster\'s own archive, all of it, once its data exists, whatever bootstrap said', () => {
     const made = { ...cluster, status: { bootstrapped: true } };
     const lost = memberPod(made, { ...archiving, bootstrap: { recovery: { source: 'old', targetLSN: '0/3000000' } } },
-      'db-0003', { role: 'primary', agentImage: 'k:1', restoreFrom: { cluster: 'db' } }) as any;
+      'db-0003', { role: 'primary', agentImage: 'k:1', restoreFrom: { cluster: 'db' }, replicationSslMode: 'verify-full' }) as any;
     assert.equal(env(lost).RECOVER_STANZA, 'db');
     assert.equal(env(lost).RECOVER_PATH, '/shop/db');
     assert.equal(env(lost).RECOVER_TARGET, undefined);
@@ -50,17 +50,17 @@ describe('member pods of a cluster archiving into an object store', () => {
   it('never recover into a member made while the cluster has others, which stops rather than initialise', () => {
     const made = { ...cluster, status: { bootstrapped: true } };
     for (const role of ['primary', 'replica'] as const) {
-      const member = env(memberPod(made, archiving, 'db-0001', { role, agentImage: 'k:1' }));
+      const member = env(memberPod(made, archiving, 'db-0001', { role, agentImage: 'k:1', replicationSslMode: 'verify-full' }));
       assert.equal(member.RECOVER_STANZA, undefined);
       assert.equal(member.BOOTSTRAPPED, 'true');
     }
-    assert.equal(env(memberPod(made, spec, 'db-0001', { role: 'primary', agentImage: 'k:1' })).BOOTSTRAPPED, 'true');
+    assert.equal(env(memberPod(made, spec, 'db-0001', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' })).BOOTSTRAPPED, 'true');
     assert.equal(env(pod(archiving)).BOOTSTRAPPED, undefined);
   });
 });
 
 describe('member pods', () => {
-  const pod = memberPod(cluster, spec, 'db-0001', { role: 'replica', agentImage: 'keelson/controller:1.2.3' }) as any;
+  const pod = memberPod(cluster, spec, 'db-0001', { role: 'replica', agentImage: 'keelson/controller:1.2.3', replicationSslMode: 'verify-full' }) as any;
   const container = pod.spec.containers[0];
 
   it('run postgres:<version> hardened, as the postgres user, spread across nodes where asked', () => {
@@ -82,6 +82,28 @@ describe('member pods', () => {
     const map = configurationMap(cluster, { parameters: { work_mem: '16MB' } }) as any;
     assert.match(map.data['keelson.conf'], /^work_mem = '16MB'$/m);
     assert.equal(map.metadata.ownerReferences[0].uid, 'u-1');
+  });
+
+  it('serve the certificate of <name>-tls from a copy in memory no other container sees, and stream over verify-full', () => {
+    const env = (name: string) => container.env.find((e: any) => e.name === name)?.value;
+    const source = pod.spec.volumes.find((v: any) => v.secret?.secretName === 'db-tls');
+    assert.equal(container.volumeMounts.find((m: any) => m.name === source.name).mountPath, env('TLS_SOURCE'));
+    const copy = container.volumeMounts.find((m: any) => m.mountPath === env('TLS_DIR'));
+    assert.deepEqual(pod.spec.volumes.find((v: any) => v.name === copy.name).emptyDir.medium, 'Memory');
+    assert.ok(!pod.spec.initContainers[0].volumeMounts.some((m: any) => [source.name, copy.name].includes(m.name)));
+    assert.equal(env('PRIMARY_SSLMODE'), 'verify-full');
+    assert.equal(env('PRIMARY_HOST'), 'db.shop.svc');
+    assert.equal(pod.metadata.annotations['keelson.dev/tls'], 'verify-full');
+  });
+
+  it('and a volume backup verifies the primary as replicas do, with the CA clients use', () => {
+    const job = backupCronJob(cluster, { ...spec, backup: { schedule: '@daily', retain: 2 } }, 'verify-full') as any;
+    const backup = job.spec.jobTemplate.spec.template.spec;
+    const env = (name: string) => backup.containers[0].env.find((e: any) => e.name === name)?.value;
+    assert.equal(env('PRIMARY_HOST'), 'db.shop.svc');
+    assert.equal(env('PRIMARY_SSLMODE'), 'verify-full');
+    const mount = backup.containers[0].volumeMounts.find((m: any) => env('PRIMARY_CA').startsWith(`${m.mountPath}/`));
+    assert.deepEqual(backup.volumes.find((v: any) => v.name === mount.name).configMap, { name: 'db-ca' });
   });
 
   it('get passwords only by reference to the cluster\'s Secret, and their role from the agent', () => {
@@ -141,7 +163,7 @@ describe('the PodMonitor spec.podMonitor asks for', () => {
     const monitor = memberPodMonitor(cluster, { ...spec, podMonitor: { labels: { release: 'prom' }, interval: '15s' } }) as any;
     assert.deepEqual(monitor.spec.selector, { matchLabels: { 'keelson.dev/postgrescluster': 'db' } });
     const [endpoint] = monitor.spec.podMetricsEndpoints;
-    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' }) as any;
     const ports = pod.spec.initContainers.flatMap((c: any) => c.ports ?? []);
     assert.deepEqual(ports.find((p: any) => p.name === endpoint.port), { name: 'metrics', containerPort: 9187 });
     assert.equal(pod.metadata.labels['keelson.dev/postgrescluster'], 'db');
@@ -160,7 +182,7 @@ describe('the members\' PodDisruptionBudget', () => {
     assert.deepEqual(pdb.spec, { minAvailable: 2, unhealthyPodEvictionPolicy: 'IfHealthyBudget',
       selector: { matchLabels: { 'keelson.dev/postgrescluster': 'db' },
         matchExpressions: [{ key: 'keelson.dev/member', operator: 'Exists' }] } });
-    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1' }) as any;
+    const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' }) as any;
     assert.equal(pod.metadata.labels['keelson.dev/member'], 'db-0000');
   });
 });

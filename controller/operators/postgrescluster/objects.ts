@@ -15,6 +15,7 @@ import { configurationFiles, configurationHash, configurationAnnotation, type Po
   from './configuration.ts';
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
+import { tlsNames } from './tls.ts';
 import { discoveryLabel, podMonitorOf } from '../pod-monitor.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -27,11 +28,16 @@ export const roleLabel = 'keelson.dev/role';
 export const versionAnnotation = 'keelson.dev/postgres-version';
 /** What else a member was made from (archive.ts's archiveRevision), where that is anything. */
 export const revisionAnnotation = 'keelson.dev/member-revision';
+/** How a member verifies its primary (PRIMARY_SSLMODE); absent on a member made before members served TLS. */
+export const tlsAnnotation = 'keelson.dev/tls';
+export type ReplicationSslMode = 'verify-full' | 'prefer';
 const postgresUid = 999;
 const scriptsDir = '/keelson';
 const configurationDir = '/keelson-configuration';
 const pgdata = '/var/lib/postgresql/data/pgdata';
 const backupsDir = '/backups';
+const tlsSourceDir = '/keelson-tls';
+const tlsDir = '/var/run/keelson-tls';
 
 export const names = {
   credentials: (cluster: string) => `${cluster}-credentials`,
@@ -52,7 +58,7 @@ export const agentCommand = ['node', '/app/build/controller/operators/postgrescl
 export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript, 'ready.sh': readyScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
-function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}, controlled = true) {
+export function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}, controlled = true) {
   return { name, namespace: cluster.metadata.namespace, labels: { 'app.kubernetes.io/name': 'postgres',
     'app.kubernetes.io/managed-by': 'keelson', [clusterLabel]: cluster.metadata.name, ...labels },
   ...(controlled ? { ownerReferences: [controllerReference(cluster)] } : {}) };
@@ -82,6 +88,9 @@ export function walRetention(size: string | number): { walKeepSize: string; maxS
   const at = (share: number) => `${Math.max(32, Math.floor(mb * share))}MB`;
   return { walKeepSize: at(1 / 8), maxSlotWalKeepSize: at(1 / 4) };
 }
+
+/** Where members and backups reach the primary: the full name, which a certificate of the user's names too. */
+const primaryHost = (cluster: Cluster) => `${names.readWrite(cluster.metadata.name)}.${cluster.metadata.namespace}.svc`;
 
 export function imageOf(spec: Spec): string {
   return spec.image ?? `postgres:${spec.version}`;
@@ -195,6 +204,8 @@ export interface MemberOptions {
   role: Role;
   /** The operator's image, which runs the member agent. */
   agentImage: string;
+  /** How it verifies its primary: verify-full, unless the primary of now serves no TLS yet. */
+  replicationSslMode: ReplicationSslMode;
   /**
    * A seed made when the cluster's data exists elsewhere: restored from `restoreFrom`'s backup volume, or, with an
    * object store, recovered from the cluster's own archive.
@@ -235,7 +246,8 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
   };
 }
 
-export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, agentImage, restoreFrom }: MemberOptions): KubeObject {
+export function memberPod(cluster: Cluster, spec: Spec, member: string,
+  { role, agentImage, restoreFrom, replicationSslMode }: MemberOptions): KubeObject {
   const bootstrapped = cluster.status?.bootstrapped === true;
   const name = cluster.metadata.name;
   const volumes: object[] = [
@@ -244,6 +256,9 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'configuration', configMap: { name: names.configuration(name), optional: true } },
     { name: 'run', emptyDir: {} },
     { name: 'tmp', emptyDir: {} },
+    { name: 'tls-source', secret: { secretName: tlsNames.server(name), defaultMode: 0o440 } },
+    // The key PostgreSQL reads is a copy of its own (scripts.ts), in memory, in no other container.
+    { name: 'tls', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
   ];
   const agent = agentSidecar(cluster, agentImage);
   volumes.push(agent.volume);
@@ -254,6 +269,8 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'configuration', mountPath: configurationDir, readOnly: true },
     { name: 'run', mountPath: '/var/run/postgresql' },
     { name: 'tmp', mountPath: '/tmp' },
+    { name: 'tls-source', mountPath: tlsSourceDir, readOnly: true },
+    { name: 'tls', mountPath: tlsDir },
   ];
   const env: object[] = [
     { name: 'PGDATA', value: pgdata },
@@ -262,7 +279,10 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
     { name: 'MEMBER_ROLE', value: role },
     { name: 'ROLE_FILE', value: roleFile },
     { name: 'FENCE_AFTER', value: String(fenceAfterMs / 1000) },
-    { name: 'PRIMARY_HOST', value: names.readWrite(name) },
+    { name: 'PRIMARY_HOST', value: primaryHost(cluster) },
+    { name: 'PRIMARY_SSLMODE', value: replicationSslMode },
+    { name: 'TLS_SOURCE', value: tlsSourceDir },
+    { name: 'TLS_DIR', value: tlsDir },
     { name: 'PRIMARY_PORT', value: String(port) },
     { name: 'REPLICATION_SLOT', value: slotName(member) },
     { name: 'WAL_KEEP_SIZE', value: retention.walKeepSize },
@@ -298,7 +318,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string, { role, 
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { ...metadata(cluster, member, { [memberLabel]: member, [roleLabel]: role }),
-      annotations: { [versionAnnotation]: spec.version,
+      annotations: { [versionAnnotation]: spec.version, [tlsAnnotation]: replicationSslMode,
         ...(archiveRevision(cluster, spec) ? { [revisionAnnotation]: archiveRevision(cluster, spec) } : {}) } },
     spec: {
       hostname: member, subdomain: names.members(name),
@@ -334,7 +354,7 @@ export function memberPodMonitor(cluster: Cluster, spec: Spec): KubeObject | und
   });
 }
 
-export function backupCronJob(cluster: Cluster, spec: Spec): KubeObject {
+export function backupCronJob(cluster: Cluster, spec: Spec, sslMode: ReplicationSslMode): KubeObject {
   const name = cluster.metadata.name;
   return {
     apiVersion: 'batch/v1', kind: 'CronJob', metadata: metadata(cluster, names.backups(name)),
@@ -346,13 +366,16 @@ export function backupCronJob(cluster: Cluster, spec: Spec): KubeObject {
           restartPolicy: 'Never',
           securityContext: podSecurity,
           containers: [{ name: 'backup', image: imageOf(spec), command: scriptCommand('backup.sh'), securityContext: hardened,
-            env: [{ name: 'PRIMARY_HOST', value: names.readWrite(name) }, { name: 'PRIMARY_PORT', value: String(port) },
+            // The primary verified as replicas verify it, against the CA clients use.
+            env: [{ name: 'PRIMARY_HOST', value: primaryHost(cluster) }, { name: 'PRIMARY_PORT', value: String(port) },
+              { name: 'PRIMARY_SSLMODE', value: sslMode }, { name: 'PRIMARY_CA', value: `${tlsSourceDir}/ca.crt` },
               { name: 'PGPORT', value: String(port) }, { name: 'BACKUP_ROOT', value: backupsDir },
               { name: 'RETAIN', value: String(spec.backup!.retain) }, ...secretEnv(name)],
             volumeMounts: [{ name: 'backups', mountPath: backupsDir }, { name: 'scripts', mountPath: scriptsDir, readOnly: true },
-              { name: 'tmp', mountPath: '/tmp' }] }],
+              { name: 'tmp', mountPath: '/tmp' }, { name: 'ca', mountPath: tlsSourceDir, readOnly: true }] }],
           volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.backups(name) } },
-            { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'tmp', emptyDir: {} }],
+            { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'tmp', emptyDir: {} },
+            { name: 'ca', configMap: { name: tlsNames.ca(name) } }],
         },
       } } },
     },

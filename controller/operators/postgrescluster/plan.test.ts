@@ -300,6 +300,25 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed(healthy())), { kind: 'steady' });
   });
 
+  it('brings a cluster made before TLS to verify-full in two rolls, and never loops on a replica it just made', () => {
+    const made = (role: MemberPod['role'], tls: string) => pod(role, { tls });
+    // The primary serves no TLS: replicas are made to stream with prefer, and are then up to date.
+    const before = { tls: 'prefer' };
+    assert.deepEqual(nextStep(observed([member(0, made('primary', '')), member(1, made('replica', '')),
+      member(2, made('replica', 'prefer'))], before)), { kind: 'upgrade-member', member: 'db-0001' });
+    assert.deepEqual(nextStep(observed([member(0, made('primary', '')), member(1, made('replica', 'prefer')),
+      member(2, made('replica', 'prefer'))], before)),
+    { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
+    // Once a member that serves TLS is the primary, what streams with prefer is rolled again.
+    assert.deepEqual(nextStep(observed([member(0, made('replica', 'verify-full')), member(1, made('primary', 'prefer')),
+      member(2, made('replica', 'prefer'))], { tls: 'verify-full', primary: 'db-0001',
+      synchronous: { primary: 'db-0001', quorum: 0, standbys: [] } })), { kind: 'upgrade-member', member: 'db-0002' });
+    const done = [member(0, made('primary', 'verify-full')), member(1, made('replica', 'verify-full'))];
+    assert.deepEqual(nextStep(observed(done, { size: 2, tls: 'verify-full' })), { kind: 'steady' });
+    assert.deepEqual(nextStep(observed([member(0, made('primary', ''))], { size: 1, tls: 'prefer' })), { kind: 'steady' },
+      'a lone member is not restarted for TLS');
+  });
+
   it('stops a roll at a member it restarted that does not get ready, and never restarts the primary under writes', () => {
     const pending = (role: MemberPod['role']) => pod(role, { restartPending: 'shared_buffers' });
     const failing = pod('replica', { ready: false, busyForMs: 10 * 60_000 });

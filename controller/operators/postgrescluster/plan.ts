@@ -22,6 +22,8 @@ export interface MemberPod {
   revision: string;
   /** The parameters it has been given that only a restart applies (configuration.ts); none: undefined. */
   restartPending?: string;
+  /** How it verifies its primary (objects.ts's tlsAnnotation); '' for a member made before members served TLS. */
+  tls?: string;
   deleting: boolean;
   /** How long it has been Pending, starting or going away, on this process's monotonic clock; unset when it is not. */
   busyForMs?: number;
@@ -60,6 +62,11 @@ export interface Observed {
   version: string;
   /** What else members are to be made from: one made otherwise is restarted as for a minor version change. */
   revision: string;
+  /**
+   * How members are to verify their primary: verify-full, or prefer while the primary serves no TLS yet. Members made
+   * otherwise are restarted as for a parameter, so a cluster made before TLS takes two rolls to verify-full.
+   */
+  tls?: string;
   paused: boolean;
   keepVolumeOnScaleDown: boolean;
   /** Member claims and pods, by member name. */
@@ -366,10 +373,10 @@ export function nextStep(o: Observed): Step {
     return { kind: 'remove-member', member: victim.name, deleteClaim: !o.keepVolumeOnScaleDown };
   }
 
-  // A lone member is not restarted for a parameter: were it then unable to start, no member would be left to check a
+  // A lone member is not restarted for a parameter (nor for TLS): were it then unable to start, no member would be left to check a
   // corrected spec on. It takes the parameter when its pod is next made (deleting it is asking for that).
   const outdated = members.filter((m) => m.pod!.version !== o.version || m.pod!.revision !== o.revision ||
-    (m.pod!.restartPending && members.length > 1));
+    ((m.pod!.restartPending || (o.tls !== undefined && m.pod!.tls !== o.tls)) && members.length > 1));
   // A member the roll restarted that is not ready stops it: the next would likely fail as that one did, and with no
   // replica left the primary would be restarted under the writes.
   const failed = outdated.length ? members.find((m) => !outdated.includes(m) && m.name !== primaryName && !m.pod!.ready)

@@ -4,6 +4,7 @@
 // is cut off, a cut-off primary that stops taking writes before another is promoted, and one that keeps serving
 // while only the apiserver is away.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +18,11 @@ import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
-import { postgresBin } from '../../../test/support/postgres.ts';
+import { postgresBin, servedCertificate } from '../../../test/support/postgres.ts';
 import { isReady, waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../cluster/wait.ts';
+import { issueServer } from './certificates.ts';
+import { issuedNames } from './tls.ts';
 import { failoverTimeoutMs, fenceAfterMs, slotName, synchronousStandbyNames } from './plan.ts';
 import { realNodeName } from '../../../cluster/node/node.ts';
 
@@ -90,7 +93,7 @@ async function memberProcess(member: string, title: string): Promise<number> {
     if (!cmdline.startsWith(title)) continue;
     const parent = /^PPid:\s+(\d+)$/m.exec(await readFile(`/proc/${entry}/status`, 'utf8').catch(() => ''))?.[1];
     const environ = await readFile(`/proc/${parent}/environ`, 'utf8').catch(() => '');
-    if (environ.split('\0').includes(`HOSTNAME=${member}`) && environ.includes(`PRIMARY_HOST=orders\0`)) return Number(entry);
+    if (environ.split('\0').includes(`HOSTNAME=${member}`) && environ.includes(`PRIMARY_HOST=orders.${namespace}.svc\0`)) return Number(entry);
   }
   throw new Error(`no process "${title}" of ${member} on this node`);
 }
@@ -170,6 +173,47 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     const primary = (await status()).primary;
     assert.equal(await local(primary, 'SHOW synchronous_standby_names'),
       `ANY 1 (${(await status()).members.filter((m: any) => m.name !== primary).map((m: any) => `"${m.name}"`).join(', ')})`);
+  });
+
+  it('serves TLS through <name> and <name>-ro to clients verifying the full name, streams over it, and takes up a ' +
+    'renewed certificate on every member without a restart', async () => {
+    const text = (object: any, key: string) => Buffer.from(object.data[key], 'base64').toString();
+    const ca = (await get('configmap', 'orders-ca')).data['ca.crt'];
+    await cluster.kubectl(['exec', '-i', '-n', namespace, 'client', '--', 'sh', '-c', 'cat > /tmp/ca.crt'], { input: ca });
+    for (const host of ['orders', 'orders-ro', `orders.${namespace}.svc`]) {
+      const { stdout } = await kubectl('exec', 'client', '--', 'psql', '-X', '-Atc', 'SELECT ssl FROM pg_stat_ssl ' +
+        'WHERE pid = pg_backend_pid()', `host=${host} sslmode=verify-full sslrootcert=/tmp/ca.crt`);
+      assert.equal(stdout.trim(), 't', host);
+    }
+    const { primary, members } = await running(3);
+    assert.equal(await local(primary, 'SELECT string_agg(s.ssl::text, \',\') FROM pg_stat_replication r ' +
+      'JOIN pg_stat_ssl s USING (pid)'), 'true,true');
+    const pods = await Promise.all(members.map((m: any) => get('pod', m.name)));
+    const served = () => Promise.all(pods.map(async (p) =>
+      (await servedCertificate(p.status.podIP, 5432, ca, `orders.${namespace}.svc`)).serialNumber));
+    const before = await served();
+    // The very certificate the operator would issue, but past two thirds of its life, as if 61 days had gone by: the
+    // operator replaces it for its age alone.
+    const authority = await get('secret', 'orders-ca');
+    const due = await issueServer({ cert: text(authority, 'ca.crt'), key: text(authority, 'ca.key') },
+      issuedNames({ metadata: { name: 'orders', namespace } } as any), Date.now() - 61 * 86_400_000);
+    const planted = new X509Certificate(due.cert).serialNumber;
+    await kubectl('patch', 'secret', 'orders-tls', '--type=merge', '-p', JSON.stringify({ stringData: {
+      'tls.crt': due.cert, 'tls.key': due.key } }));
+    const renewed = await waitFor('the operator to renew the certificate', async () => {
+      const serial = new X509Certificate(text(await get('secret', 'orders-tls'), 'tls.crt')).serialNumber;
+      return serial !== planted && !before.includes(serial) ? serial : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 2000 });
+    const started = Date.now();
+    await waitFor('every member to serve the renewed certificate', async () =>
+      (await served()).every((serial) => serial === renewed), { timeoutMs: 240_000, intervalMs: 2000 });
+    figures.push(`a renewed certificate served by every member ${Math.round((Date.now() - started) / 1000)} s after ` +
+      'the operator wrote it');
+    const after = await Promise.all(members.map((m: any) => get('pod', m.name)));
+    assert.deepEqual(after.map((p) => `${p.metadata.uid}/${p.status.containerStatuses.find((c: any) => c.name === 'postgres')
+      .restartCount}`), pods.map((p) => `${p.metadata.uid}/${p.status.containerStatuses.find((c: any) => c.name === 'postgres')
+      .restartCount}`), 'a member was restarted');
+    assert.ok((await events('orders')).some((e: any) => e.reason === 'CertificateRenewed'));
   });
 
   it('loses no acknowledged write when the primary\'s pod is deleted, and writes again soon', async () => {

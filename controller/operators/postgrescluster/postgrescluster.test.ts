@@ -11,6 +11,7 @@ import type { ControllerProcess } from '../../../test/support/controller-process
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { memberPasswords, serveMemberExec, staticVolumes, type MemberExec } from '../../../test/support/postgres-pods.ts';
 import { waitFor } from '../../../cluster/wait.ts';
+import { issueCa, issueServer, serverProblems } from './certificates.ts';
 import { failoverTimeoutMs } from './plan.ts';
 
 const cluster = testCluster();
@@ -94,6 +95,64 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.match(columns[0]!, /^NAME\s+SIZE\s+READY\s+PRIMARY\s+PHASE\s+LAST BACKUP\s+AGE$/);
     // No backup yet: kubectl prints the cell empty, or <none>.
     assert.match(columns[1]!, /^db\s+3\s+3\s+db-0000\s+Running\s+(<none>\s+)?\d+\S*$/);
+  });
+
+  it('serves a certificate of the cluster\'s CA, published for clients; a user\'s Secret only once it checks out',
+    async () => {
+      const tlsReady = async () => (await status()).conditions.find((c: any) => c.type === 'TLSReady');
+      const text = (object: any, key: string) => Buffer.from(object.data[key], 'base64').toString();
+      const issued = await get('secret', 'db-tls');
+      assert.equal(issued.type, 'kubernetes.io/tls');
+      assert.equal((await get('configmap', 'db-ca')).data['ca.crt'], text(issued, 'ca.crt'));
+      assert.equal(text(await get('secret', 'db-ca'), 'ca.crt'), text(issued, 'ca.crt'));
+      assert.deepEqual(await serverProblems({ cert: text(issued, 'tls.crt'), key: text(issued, 'tls.key'),
+        ca: text(issued, 'ca.crt') }, ['db', `db-ro.${namespace}.svc`, `db-0001.db-members.${namespace}.svc`]), []);
+      assert.equal((await tlsReady()).reason, 'Issued');
+      assert.equal((await status()).tls.source, 'operator');
+      assert.deepEqual((await reasons()).filter((r: string) => /^(CAIssued|CertificateIssued) /.test(r)).length, 2);
+      const uids = (await livePods()).map((p) => p.metadata.uid).sort();
+      const theirs = await issueCa('their CA');
+      const given = async (name: string, names: string[]) => {
+        const server = await issueServer(theirs, names);
+        await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'kubernetes.io/tls', stringData: {
+          'tls.crt': server.cert, 'tls.key': server.key, 'ca.crt': theirs.cert } });
+        return server;
+      };
+      await given('db-narrow', [`db.${namespace}.svc`]);
+      await patch({ tls: { serverSecret: { name: 'db-narrow' } } });
+      const refused = await waitFor('the narrow certificate refused', async () => {
+        const c = await tlsReady();
+        return c?.reason === 'ServerSecretInvalid' ? c : undefined;
+      });
+      assert.match(refused.message, new RegExp(`tls.crt does not name db-ro\\.${namespace}\\.svc`));
+      assert.equal((await get('secret', 'db-tls')).data['tls.crt'], issued.data['tls.crt'], 'the members\' certificate changed');
+      assert.ok((await reasons()).some((r: string) => r.startsWith('ServerSecretInvalid')));
+      const wide = await given('db-wide', [`db.${namespace}.svc`, `db-ro.${namespace}.svc`]);
+      await patch({ tls: { serverSecret: { name: 'db-wide' } } });
+      await waitFor('their certificate taken', async () => (await tlsReady())?.reason === 'FromSecret' &&
+        text(await get('secret', 'db-tls'), 'tls.crt') === wide.cert &&
+        (await get('configmap', 'db-ca')).data['ca.crt'] === theirs.cert);
+      assert.equal((await status()).tls.source, 'db-wide');
+      // Kubelet brings a new certificate to running members, which reload it: no pod is made again for it.
+      assert.deepEqual((await livePods()).map((p) => p.metadata.uid).sort(), uids);
+      await patch({ tls: null });
+      await waitFor('the cluster\'s own certificate back', async () => (await tlsReady())?.reason === 'Issued' &&
+        (await get('configmap', 'db-ca')).data['ca.crt'] === text(await get('secret', 'db-ca'), 'ca.crt'));
+    });
+
+  it('makes no member of a new cluster whose certificate Secret does not check out, and says why', async () => {
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'badtls', namespace },
+      spec: { size: 1, version: '17.2', storage: { size: '1Gi', storageClassName: `keelson-${namespace}` },
+        tls: { serverSecret: { name: 'badtls-server' } } } });
+    const ready = await waitFor('badtls to say what it waits for', async () => {
+      const c = (await get('pgc', 'badtls'))?.status?.conditions?.find((c: any) => c.type === 'Ready');
+      return c?.reason === 'Waiting' ? c : undefined;
+    });
+    assert.match(ready.message, /^no member pod is made until the members' certificate is ready: Secret badtls-server cannot /);
+    assert.match(ready.message, /it is not there\. No member is made until it can\.$/);
+    assert.deepEqual((await get('pvc', '-l', 'keelson.dev/postgrescluster=badtls')).items, []);
+    assert.deepEqual((await get('pods', '-l', 'keelson.dev/postgrescluster=badtls')).items, []);
+    await kubectl('delete', 'pgc', 'badtls');
   });
 
   it('lets evictions (a drain) take one member at a time, by a PodDisruptionBudget', async () => {

@@ -22,12 +22,14 @@ import { microTime, type Lease } from '../../runtime/leader.ts';
 import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, lease,
   memberClaim, memberLabel,
   restoringAnnotation,
-  memberLabels, memberPod, memberPodMonitor, names, revisionAnnotation, roleLabel, scripts, services, versionAnnotation } from './objects.ts';
+  memberLabels, memberPod, memberPodMonitor, metadata, names, type ReplicationSslMode, revisionAnnotation, roleLabel, scripts, services,
+  tlsAnnotation, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups } from './backups.ts';
 import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './configuration.ts';
 import { ManagedRoles } from './roles.ts';
+import { ServerCertificates, type Followed } from './tls.ts';
 import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
@@ -91,6 +93,9 @@ const steadyRequeueMs = 5_000;
 
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const indexOf = (name: string) => Number(/-(\d{4})$/.exec(name)?.[1] ?? -1);
+/** verify-full, unless the primary is a member made before members served TLS (its pod has no tlsAnnotation). */
+const replicationSslMode = (pods: Pod[]): ReplicationSslMode => pods.some((p) => !p.metadata.deletionTimestamp &&
+  p.metadata.labels?.[roleLabel] === 'primary' && p.metadata.annotations?.[tlsAnnotation] === undefined) ? 'prefer' : 'verify-full';
 
 class PostgresClusterReconciler {
   private readonly clusters;
@@ -121,6 +126,7 @@ class PostgresClusterReconciler {
   private readonly backups;
   private readonly configurations;
   private readonly managedRoles;
+  private readonly certificates;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** The primary pods (uids) the member agents' role was made on; gone pods are forgotten with the process. */
@@ -164,6 +170,18 @@ class PostgresClusterReconciler {
         '-d postgres -f -', input),
       record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
     });
+    this.certificates = new ServerCertificates({
+      secret: (namespace, name) => this.ctx.client.get(types.secrets, namespace, name),
+      apply: async (cluster, desired) => {
+        const { namespace, name } = desired.metadata;
+        const type = desired.kind === 'Secret' ? types.secrets : types.configMaps;
+        const current = desired.kind === 'Secret' ? await this.ctx.client.get(type, namespace, name)
+          : this.configMaps.get(keyOf(desired.metadata));
+        return !(await ensureOwned(this.ctx.client, type, desired, current, (o) => isControlledBy(o, cluster))).notOwned;
+      },
+      record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
+      owned: (cluster, kind, name, fields) => ({ apiVersion: 'v1', kind, metadata: metadata(cluster, name), ...fields }),
+    });
     this.backups = new StoreBackups({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
@@ -197,6 +215,9 @@ class PostgresClusterReconciler {
 
     // The shared objects are made or repaired, but a failure to is only reported: it must never hold up a failover.
     if (!spec.paused) conditions.push(await this.sharedCondition(cluster, spec));
+    // Before any member is started: its pod mounts the certificate's Secret.
+    const tls = spec.paused ? undefined : await this.certificates.follow(cluster, spec.tls, generation);
+    if (tls) conditions.push(this.servingTls(cluster, tls.condition));
     const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
@@ -213,7 +234,7 @@ class PostgresClusterReconciler {
         'is removed', requeueAfterMs: 30_000 }
       : this.promotions.has(cluster.metadata.uid)
         ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
-        : nextStep(observed);
+        : this.withCertificate(nextStep(observed), tls);
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
     const outcome = await this.take(cluster, spec, observed, step, currentLease);
     const asked = this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status;
@@ -268,13 +289,30 @@ class PostgresClusterReconciler {
       memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
     if (monitor.condition) conditions.push(monitor.condition);
     const latest = outcome.updated ?? cluster;
-    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup, podMonitor: monitor.name },
+    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup, podMonitor: monitor.name,
+      ...(tls?.status ? { tls: tls.status } : {}) },
       conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor'],
         ...spec.roles?.length || spec.databases?.length ? [] : ['RolesApplied']]);
     if (outcome.waiting) return { requeueAfterMs: 2000 };
     if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
     return step.kind === 'paused' || step.kind === 'failed' ? undefined : { requeueAfterMs: steadyRequeueMs };
+  }
+
+  /** A step that makes a member pod waits while the certificate Secret it mounts is not there, or not the cluster's. */
+  private withCertificate(step: Step, tls: Followed | undefined): Step {
+    const makesPod = ['create-seed', 'start-member', 'add-member', 'upgrade-member', 'replace-member'].includes(step.kind);
+    return tls && !tls.ready && makesPod ? { kind: 'wait', reason: `no member pod is made until the members' ` +
+      `certificate is ready: ${tls.condition.message}`, requeueAfterMs: 10_000 } : step;
+  }
+
+  /** TLSReady as found, saying which members, made before members served TLS, serve none yet. */
+  private servingTls(cluster: Cluster, condition: Pending): Pending {
+    const plain = this.memberPods(cluster).filter((p) => p.metadata.annotations?.[tlsAnnotation] === undefined)
+      .map((p) => p.metadata.name);
+    return condition.status === 'True' && plain.length ? { ...condition, message: `${condition.message}; ` +
+      `${plain.join(', ')}, made before members served TLS, serve${plain.length > 1 ? '' : 's'} none until made again ` +
+      '(rolled when the cluster has other members; a lone member when its pod is deleted)' } : condition;
   }
 
   /**
@@ -421,7 +459,7 @@ class PostgresClusterReconciler {
           if (current && isControlledBy(current, cluster)) {
             await this.keepOwnership(cluster, types.persistentVolumeClaims, current, false);
           }
-          await ensure(types.cronJobs, backupCronJob(cluster, spec), cronJob);
+          await ensure(types.cronJobs, backupCronJob(cluster, spec, replicationSslMode(this.memberPods(cluster))), cronJob);
         } else if (cronJob && isControlledBy(cronJob, cluster)) {
           await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
         }
@@ -498,6 +536,7 @@ class PostgresClusterReconciler {
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
           version: pod.metadata.annotations?.[versionAnnotation] ?? '',
           revision: pod.metadata.annotations?.[revisionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
+          tls: pod.metadata.annotations?.[tlsAnnotation] ?? '',
           ...(pod.metadata.annotations?.[restartPendingAnnotation]
             ? { restartPending: pod.metadata.annotations[restartPendingAnnotation] } : {}),
           unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
@@ -522,6 +561,7 @@ class PostgresClusterReconciler {
       synchronousReplicas: spec.synchronousReplicas,
       synchronous: recorded && { ...recorded, standbys: recorded.standbys ?? [] },
       cluster: cluster.metadata.name, size: spec.size, version: spec.version, revision: archiveRevision(cluster, spec),
+      tls: replicationSslMode(pods),
       paused: spec.paused,
       keepVolumeOnScaleDown: spec.storage.keepOnScaleDown, members,
       nextIndex: Math.max(-1, ...claims.map((c) => indexOf(c.metadata.name))) + 1,
@@ -624,7 +664,7 @@ class PostgresClusterReconciler {
     const sized = Number.isFinite(least) ? { ...spec, storage: { ...spec.storage, size: least } } : spec;
     const startPod = (member: string, role: Role, restore = false) => this.ctx.client.create(types.pods,
       memberPod(cluster, sized, member, { role, agentImage: this.agentImage,
-        ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
+        replicationSslMode: observed.tls as ReplicationSslMode, ...(restore ? { restoreFrom: this.backupOf(cluster, spec) } : {}) }));
     // A cluster made before it had a Lease gets one naming the primary it has.
     if (!leaseObject && observed.members.length) {
       await this.ctx.client.create(types.leases, lease(cluster, spec, currentPrimary(observed)!));
@@ -691,10 +731,12 @@ class PostgresClusterReconciler {
       }
       case 'upgrade-member': {
         await this.ctx.client.delete(types.pods, ns, step.member);
-        const pending = observed.members.find((m) => m.name === step.member)?.pod?.restartPending;
+        const member = observed.members.find((m) => m.name === step.member)?.pod;
+        const pending = member?.restartPending;
         await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}` +
           (archiveRevision(cluster, spec) ? ', archiving with pgBackRest' : '') +
-          (pending ? `, to apply ${pending.replaceAll(',', ', ')}` : ''));
+          (pending ? `, to apply ${pending.replaceAll(',', ', ')}` : '') +
+          (member && member.tls !== observed.tls ? `, serving TLS and streaming with sslmode=${observed.tls}` : ''));
         return {};
       }
       case 'switchover':

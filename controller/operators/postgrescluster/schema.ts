@@ -4,6 +4,7 @@ import { array, boolean, enumeration, integer, map, object, quantity, string, ty
 import { podMonitorSpec } from '../pod-monitor.ts';
 import { postgresqlSpec } from './configuration.ts';
 import { databasesSpec, rolesSpec } from './roles.ts';
+import { tlsSpec } from './tls.ts';
 
 /** Asks for a full backup into the object store: a new value, another (backups.ts). */
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
@@ -58,6 +59,7 @@ export const postgresClusterSpec = object({
     'asynchronous: writes go on without replicas, and a failover may lose the latest ones.', minimum: 0, maximum: 8,
   default: 1 }),
   postgresql: postgresqlSpec,
+  tls: tlsSpec,
   roles: rolesSpec,
   databases: databasesSpec,
   storage: object({
@@ -191,6 +193,12 @@ export const postgresClusterStatus = statusOf({
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
     'The latest backup backup.schedule started, with an object store.'),
   podMonitor: string({ description: 'The PodMonitor made for spec.podMonitor.' }),
+  tls: object({
+    source: string({ description: '"operator" (the cluster\'s CA), or the Secret spec.tls.serverSecret names.',
+      required: true }),
+    notAfter: string({ description: 'When the certificate the members serve expires.', format: 'date-time',
+      required: true }),
+  }, { description: 'The server certificate in Secret <name>-tls, which members serve and reload as it changes.' }),
   switchover: object({
     to: string({ description: 'The member the keelson.dev/switchover-to annotation names.', required: true,
       maxLength: 80 }),
@@ -234,6 +242,9 @@ export const PostgresCluster = defineKind({
     { group: '', resource: 'secrets', verb: 'get',
       when: 'has(object.spec.roles) && object.spec.roles.exists(r, has(r.passwordSecret) && r.ensure != \'absent\')',
       because: 'the operator sets the roles\' passwords from Secrets there for you' },
+    { group: '', resource: 'secrets', verb: 'get', name: 'object.spec.tls.serverSecret.name',
+      when: 'has(object.spec.tls) && has(object.spec.tls.serverSecret)',
+      because: 'the operator gives the members the certificate and key in that Secret for you' },
     { group: 'monitoring.coreos.com', resource: 'podmonitors', verb: 'create', when: 'has(object.spec.podMonitor)',
       because: 'the controller makes a PodMonitor for you' },
   ],

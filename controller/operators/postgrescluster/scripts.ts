@@ -30,6 +30,11 @@
 //                             ARCHIVE_TIMEOUT, the seconds a quiet primary may keep a WAL segment open
 //   CONFIG_DIR                the configuration the operator last accepted (configuration.ts), copied into the data
 //                             directory before PostgreSQL starts
+//   TLS_SOURCE, TLS_DIR       where the server certificate is mounted (tls.crt, tls.key, ca.crt; tls.ts), and where it
+//                             is copied for PostgreSQL to read, again whenever the mounted one changes (then reloaded)
+//   PRIMARY_SSLMODE, PRIMARY_CA  how connections to the primary verify it (verify-full; prefer only in the one roll
+//                             that brings TLS to a cluster made without it), and against which CA (default the copy of
+//                             ca.crt in TLS_DIR)
 //   RECLONE_AFTER             seconds a replica may go without streaming from a primary that takes writes before it
 //                             is cloned afresh (default 90: past wal_sender_timeout, which frees a slot a gone
 //                             connection held); MAX_LAG_BYTES, how far a ready replica's replay may
@@ -60,10 +65,18 @@ set_synchronous() {
   local_sql "ALTER SYSTEM SET synchronous_standby_names = '$1'" >/dev/null
   local_sql "SELECT pg_reload_conf()" >/dev/null
 }
-conninfo() { echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)"; }
+# What every connection to the primary (clone, rewind, slots, streaming, backups) adds to its conninfo: TLS, verified
+# as PRIMARY_SSLMODE says against PRIMARY_CA. Never exported: PostgreSQL's own connections elsewhere (subscriptions,
+# postgres_fdw) keep libpq's defaults.
+tls_options() {
+  [ -z "\${PRIMARY_SSLMODE:-}" ] || echo " sslmode=$PRIMARY_SSLMODE sslrootcert=\${PRIMARY_CA:-$TLS_DIR/current/ca.crt}"
+}
+conninfo() {
+  echo "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator password=$REPLICATION_PASSWORD application_name=$(hostname)$(tls_options)"
+}
 primary_sql() {
   PGPASSWORD=$REPLICATION_PASSWORD \${SQL_TIMEOUT:+timeout "$SQL_TIMEOUT"} psql -X -v ON_ERROR_STOP=1 -Atc "$1" \
-    -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator dbname=postgres connect_timeout=3"
+    -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator dbname=postgres connect_timeout=3$(tls_options)"
 }
 # SQL that makes slot $1 where it is missing, reserving WAL from now on; one whose WAL was lost (past
 # max_slot_wal_keep_size) is made again, as it can serve nobody.
@@ -172,7 +185,8 @@ clone() {
   echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
   ensure_slot
   # Through the member's own slot, made above: no temporary one, and the WAL it needs kept from the start.
-  PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator -D "$1" \\
+  PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator$(tls_options)" \\
+    -D "$1" \\
     -X stream --checkpoint=fast \${REPLICATION_SLOT:+-S "$REPLICATION_SLOT"}
   follow_primary "$1"
 }
@@ -205,6 +219,25 @@ create() {
   rm -rf "$PGDATA"
   mv "$PGDATA.new" "$PGDATA"
 }
+
+# Copies the mounted certificate where PostgreSQL reads it (TLS_DIR/current), the key readable by this user only, as
+# PostgreSQL asks; succeeds when anything changed. The three files are taken from one of kubelet's snapshots (..data,
+# swapped whole) into a fresh directory, and current is pointed at it only once all are there.
+tls_copied() {
+  tls_from=$(readlink -f "$TLS_SOURCE/..data" 2>/dev/null) && [ -d "$tls_from" ] || tls_from=$TLS_SOURCE
+  for tls_file in tls.crt tls.key ca.crt; do
+    cmp -s "$tls_from/$tls_file" "$TLS_DIR/current/$tls_file" || break
+    [ $tls_file != ca.crt ] || return 1
+  done
+  tls_next=a
+  [ "$(readlink "$TLS_DIR/current" 2>/dev/null)" != a ] || tls_next=b
+  rm -rf "\${TLS_DIR:?}/$tls_next"
+  (umask 077 && mkdir "$TLS_DIR/$tls_next" &&
+    cp "$tls_from/tls.crt" "$tls_from/tls.key" "$tls_from/ca.crt" "$TLS_DIR/$tls_next/") &&
+    ln -sfn "$tls_next" "$TLS_DIR/current"
+}
+# Now, for the CA a clone or a rewind verifies the primary with; again just before PostgreSQL starts.
+[ -z "\${TLS_SOURCE:-}" ] || tls_copied || :
 
 FENCE_AFTER=\${FENCE_AFTER:-8}
 # The seconds since the agent last wrote its word; a word withdrawn meanwhile is as old as can be.
@@ -241,7 +274,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   fi
 elif [ "$MEMBER_ROLE" = replica ] && [ ! -f "$PGDATA/standby.signal" ]; then
   echo "rewinding onto $PRIMARY_HOST:$PRIMARY_PORT" >&2
-  source="host=$PRIMARY_HOST port=$PRIMARY_PORT user=postgres dbname=postgres"
+  source="host=$PRIMARY_HOST port=$PRIMARY_PORT user=postgres dbname=postgres$(tls_options)"
   # While the primary cannot be reached, the member stops here with its data: only a rewind that failed replaces it.
   PGPASSWORD=$POSTGRES_PASSWORD psql -X -d "$source" -c CHECKPOINT >/dev/null
   if PGPASSWORD=$POSTGRES_PASSWORD pg_rewind -D "$PGDATA" --source-server="$source"; then
@@ -262,6 +295,10 @@ fi
 ${installConfigurationScript}
 set -- -D "$PGDATA" -p "$PGPORT" -k "$SOCKET_DIR" -c listen_addresses="$LISTEN"
 [ -z "\${WAL_KEEP_SIZE:-}" ] || set -- "$@" -c wal_keep_size="$WAL_KEEP_SIZE"
+if [ -n "\${TLS_SOURCE:-}" ]; then
+  tls_copied || :
+  set -- "$@" -c ssl=on -c "ssl_cert_file=$TLS_DIR/current/tls.crt" -c "ssl_key_file=$TLS_DIR/current/tls.key"
+fi
 [ -z "\${MAX_SLOT_WAL_KEEP_SIZE:-}" ] || set -- "$@" -c max_slot_wal_keep_size="$MAX_SLOT_WAL_KEEP_SIZE"
 # Archiving, where pgBackRest is configured: a primary pushes each completed WAL segment (and one at least every
 # ARCHIVE_TIMEOUT seconds), and a replica whose primary no longer has a segment fetches it from the archive.
@@ -282,6 +319,7 @@ next_reset=0
 # From here this script stays the container's PID 1, PostgreSQL its child: a primary is stopped (immediate shutdown)
 # as soon as the agent's word is not "primary", or has not changed for FENCE_AFTER seconds, counted on the boot
 # clock, which nobody sets. So an agent that is dead, hung or cut off fences as surely as one that says so.
+# A server certificate kubelet brings is copied in and reloaded within 10 s.
 # A replica that does not stream, nor replay, for RECLONE_AFTER seconds while another member takes writes as the
 # primary and its agent says the Lease names that one (its WAL gone from the primary, its timeline not the
 # primary's) is cloned afresh: what only it had was never acknowledged.
@@ -296,6 +334,8 @@ mark=
 stuck=
 replayed=
 next_check=0
+# Not at once: PostgreSQL has just read the certificate, and a SIGHUP before it sets its handlers would end it.
+next_tls=$(($(cut -d. -f1 /proc/uptime) + 10))
 while kill -0 "$pid" 2>/dev/null; do
   now=$(uptime)
   current=$(stat -c '%i %y' "$ROLE_FILE" 2>/dev/null || echo none)
@@ -352,10 +392,18 @@ while kill -0 "$pid" 2>/dev/null; do
         create clone
         postgres "$@" &
         pid=$!
+        next_tls=$((now + 10))
         stuck=
       fi
     fi
     replayed=$state
+  fi
+  if [ -n "\${TLS_SOURCE:-}" ] && [ "$now" -ge "$next_tls" ]; then
+    next_tls=$((now + 10))
+    if tls_copied; then
+      echo "reloading PostgreSQL: its server certificate changed" >&2
+      kill -HUP "$pid" 2>/dev/null || :
+    fi
   fi
   sleep 1 &
   wait $!
@@ -460,7 +508,7 @@ name=$base
 n=0
 while [ -e "$BACKUP_ROOT/$name" ]; do n=$((n + 1)); name="\${base}_$n"; done
 rm -rf "$BACKUP_ROOT/$name.partial"
-PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -h "$PRIMARY_HOST" -p "$PRIMARY_PORT" -U replicator \\
+PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator$(tls_options)" \\
   -D "$BACKUP_ROOT/$name.partial" -Ft -z -X fetch --checkpoint=fast
 mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
 completed_backups | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "\${BACKUP_ROOT:?}/$old"; done
