@@ -91,6 +91,11 @@ function postgresCases(): AlertCase[] {
     { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '600x100'), at: '90m', fires: operator },
     { alert: 'KeelsonPostgresBackupTooOld', series: backups('700x100', '600x100'), at: '90m' },
     { alert: 'KeelsonPostgresBackupTooOld', series: backups('0x100', '5000x100'), at: '90m' },
+    // time() is 5400 at 90m: 13 days left fires, 15 days left does not.
+    { alert: 'KeelsonPostgresCertificateExpiring', series: { [`keelson_postgrescluster_certificate_expiry_timestamp_seconds${
+      on('namespace="db", name="pg"')}`]: `${13 * 86_400}x100` }, at: '90m', fires: operator },
+    { alert: 'KeelsonPostgresCertificateExpiring', series: { [`keelson_postgrescluster_certificate_expiry_timestamp_seconds${
+      on('namespace="db", name="pg"')}`]: `${15 * 86_400}x100` }, at: '90m' },
   ];
 }
 

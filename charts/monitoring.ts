@@ -144,6 +144,18 @@ const postgresAlerts: AlertRule[] = [
       description: 'spec.backup.schedule asked for a base backup over an hour ago, and none has ended since: ' +
         'see the cluster\'s status.scheduledBackup and Events.' },
   },
+  {
+    alert: 'KeelsonPostgresCertificateExpiring',
+    // The operator renews its own 30 days ahead; a user's issuer should have by now too.
+    expr: `max by (namespace, name) (keelson_postgrescluster_certificate_expiry_timestamp_seconds{${job}}) - time() < ` +
+      `${14 * 86_400}`,
+    for: '1h',
+    labels: { severity: 'warning' },
+    annotations: { summary: 'The certificate of PostgresCluster {{ $labels.namespace }}/{{ $labels.name }} expires ' +
+      'within 14 days', description: 'The certificate in Secret <name>-tls, which members serve, has not been ' +
+      'renewed: see the cluster\'s TLSReady condition and Events, and, with spec.tls.serverSecret, the issuer of that ' +
+      'Secret.' },
+  },
 ];
 
 export const alertRules: AlertRule[] = [...controllerAlerts, ...postgresAlerts];
