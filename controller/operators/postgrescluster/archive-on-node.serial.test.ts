@@ -240,7 +240,14 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
       return s?.scheduledBackup?.phase === 'Completed' ? s : undefined;
     }, { timeoutMs: 180_000, intervalMs: 1000 });
     assert.match(scheduled.scheduledBackup.token, /^scheduled-\d{8}T\d{4}Z$/);
-    assert.equal(scheduled.conditions.find((c: any) => c.type === 'ContinuousArchiving')?.status, 'True');
+    // The operator looks at archiving on its own clock (every 30 s), not when a backup ends: it says so soon after.
+    let archiving: any;
+    await waitFor('restored to say it archives', async () => {
+      archiving = (await get('pgc', 'restored'))?.status?.conditions?.find((c: any) => c.type === 'ContinuousArchiving');
+      return archiving?.status === 'True' || undefined;
+    }, { timeoutMs: 90_000, intervalMs: 1000 }).catch((error: Error) => {
+      throw new Error(`${error.message}; last: ${JSON.stringify(archiving)}`);
+    });
     assert.equal(await get('cronjob', 'restored-backups'), undefined);
 
     // Every member and its data lost: the new seed recovers restored's own archive, all of it, new timeline included,
