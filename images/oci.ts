@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +30,8 @@ export interface ImageRecipe {
   reference: string;
   /** Debian packages whose files, with their dependencies', make the base (none: an empty base). */
   debianPackages: string[];
+  /** The Debian release they come from (default bookworm, the machine's own). */
+  debianSuite?: 'bookworm' | 'trixie';
   /** Anything else that decides the image's content (files' digests, versions), for the build cache's key. */
   inputs(): Promise<string[]>;
   /** Adds the recipe's own files to the root filesystem. */
@@ -63,10 +65,15 @@ async function deterministicTar(dir: string, archive: string): Promise<void> {
     '-C', dir, '-cf', archive, '.']);
 }
 
-async function debianRoot(root: string, packages: string[]): Promise<void> {
+async function debianRoot(root: string, packages: string[], suite: string): Promise<void> {
   if (packages.length === 0) return mkdir(root, { recursive: true }).then(() => undefined);
   await sh('mmdebstrap', ['--quiet', '--variant=extract', `--include=${packages.join(',')}`, '--skip=output/dev',
-    'bookworm', root]);
+    suite, root]);
+  // Releases since trixie ship everything under /usr, and the links from / to it are made by an install, which
+  // extraction is not: without them there is no /lib64 for the dynamic loader, nor /bin.
+  if (suite !== 'bookworm') {
+    for (const dir of ['bin', 'lib', 'lib64', 'sbin']) await symlink(`usr/${dir}`, join(root, dir)).catch(() => {});
+  }
   // What extraction leaves of the build host and of apt; an image has no use for either.
   for (const leftover of ['etc/apt', 'etc/hostname', 'etc/resolv.conf', 'var/lib/apt', 'var/cache/apt', 'var/log/apt',
     'var/lib/dpkg', 'etc/dpkg', 'usr/share/doc', 'usr/share/man', 'usr/share/lintian', 'usr/share/info']) {
@@ -96,7 +103,8 @@ function imageCacheDir(): string {
 
 /** Builds `recipe` unless the cache holds a build of the same inputs. */
 export async function buildImage(recipe: ImageRecipe, log: (line: string) => void = () => {}): Promise<BuiltImage> {
-  const key = createHash('sha256').update(JSON.stringify([recipe.reference, recipe.debianPackages, recipe.config,
+  const key = createHash('sha256').update(JSON.stringify([recipe.reference, recipe.debianPackages,
+    ...recipe.debianSuite ? [recipe.debianSuite] : [], recipe.config,
     await recipe.inputs()])).digest('hex').slice(0, 16);
   const { repository, tag } = splitReference(recipe.reference);
   const cached = join(imageCacheDir(), `${repository.replaceAll('/', '_')}-${tag}-${key}`);
@@ -108,7 +116,7 @@ export async function buildImage(recipe: ImageRecipe, log: (line: string) => voi
   const work = await mkdtemp(join(tmpdir(), 'keelson-image-'));
   try {
     const root = join(work, 'rootfs');
-    await debianRoot(root, recipe.debianPackages);
+    await debianRoot(root, recipe.debianPackages, recipe.debianSuite ?? 'bookworm');
     await recipe.populate(root);
     const layer = join(work, 'layer.tar');
     await deterministicTar(root, layer);

@@ -106,18 +106,28 @@ export function pauseImage(pauseBinary: string): ImageRecipe {
   };
 }
 
-/** PostgreSQL 15 and pgBackRest from Debian, run as postgres (999); BusyBox gives the member scripts their shell and tools. */
-export const postgresImage: ImageRecipe = {
-  reference: 'keelson.local/postgresql:15',
-  debianPackages: ['postgresql-15', 'pgbackrest', 'busybox-static'],
-  inputs: async () => [],
-  populate: async (root) => {
-    await users(root, ['postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh|postgres:x:999:']);
-    await busyboxApplets(root);
-  },
-  config: { user: '999:999', env: { PATH: `/usr/lib/postgresql/15/bin:${path}`, PGDATA: '/var/lib/postgresql/data' },
-    cmd: ['postgres'], exposedPorts: [5432] },
-};
+/**
+ * PostgreSQL of `major` and pgBackRest from the Debian release that has it, run as postgres (999); BusyBox gives the
+ * member scripts their shell and tools.
+ */
+function postgresRecipe(major: number, debianSuite: 'bookworm' | 'trixie'): ImageRecipe {
+  return {
+    reference: `keelson.local/postgresql:${major}`,
+    debianPackages: [`postgresql-${major}`, 'pgbackrest', 'busybox-static'],
+    ...debianSuite === 'bookworm' ? {} : { debianSuite },
+    inputs: async () => [],
+    populate: async (root) => {
+      await users(root, ['postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh|postgres:x:999:']);
+      await busyboxApplets(root);
+    },
+    config: { user: '999:999', env: { PATH: `/usr/lib/postgresql/${major}/bin:${path}`, PGDATA: '/var/lib/postgresql/data' },
+      cmd: ['postgres'], exposedPorts: [5432] },
+  };
+}
+
+export const postgresImage = postgresRecipe(15, 'bookworm');
+/** The next major, from Debian's next release (trixie): what a major upgrade goes to. */
+export const postgres17Image = postgresRecipe(17, 'trixie');
 
 const javaHome = '/usr/lib/jvm/java-17-openjdk-amd64';
 
@@ -155,5 +165,6 @@ export const clusterImages: Record<string, () => Promise<ImageRecipe>> = {
   tools: async () => toolsImage,
   'hello-world': async () => helloWorldImage,
   postgresql: async () => postgresImage,
+  'postgresql-17': async () => postgres17Image,
   'java-app': async () => javaAppImage,
 };
