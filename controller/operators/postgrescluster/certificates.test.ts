@@ -168,4 +168,26 @@ describe('the members\' certificates, kept', () => {
     assert.equal(taken.status?.source, 'given');
     assert.equal(pem(deps.objects.get('Secret/orders-tls'), 'tls.crt'), fixed.cert);
   });
+
+  it('takes up a user\'s Secret renewed under an unchanged spec within a minute', async () => {
+    let now = Date.now();
+    const deps = store();
+    const certificates = new ServerCertificates(deps, () => now);
+    const given = async () => {
+      const issued = await issueServer(ca, requiredNames(cluster));
+      deps.objects.set('Secret/given', { data: { 'tls.crt': Buffer.from(issued.cert).toString('base64'),
+        'tls.key': Buffer.from(issued.key).toString('base64'), 'ca.crt': Buffer.from(ca.cert).toString('base64') } });
+      return issued.cert;
+    };
+    const first = await given();
+    await certificates.follow(cluster, { serverSecret: { name: 'given' } }, 2);
+    assert.equal(pem(deps.objects.get('Secret/orders-tls'), 'tls.crt'), first);
+    // As cert-manager renews it: the same Secret, a new certificate, the cluster's spec as it was.
+    const renewed = await given();
+    now += 30_000;
+    await certificates.follow(cluster, { serverSecret: { name: 'given' } }, 2);
+    now += 31_000;
+    await certificates.follow(cluster, { serverSecret: { name: 'given' } }, 2);
+    assert.equal(pem(deps.objects.get('Secret/orders-tls'), 'tls.crt'), renewed);
+  });
 });
