@@ -826,7 +826,7 @@ export interface PostgresClusterSpec {
   readonly tls?: PostgresClusterSpecTls;
 
   /**
-   * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a major change is refused.
+   * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a higher major is an upgrade in place with pg_upgrade (every member stopped meanwhile; with an object store, a full backup first), which, if it fails, leaves the members on the version they ran; a lower one is refused.
    *
    * @schema PostgresClusterSpec#version
    */

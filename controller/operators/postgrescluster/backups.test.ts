@@ -25,6 +25,13 @@ describe('backups into the object store', () => {
       endLSN: '0/4000138', sizeBytes: 30_000_000, repositorySizeBytes: 4_000_000, durationSeconds: 7 });
   });
 
+  it('says which PostgreSQL major version a backup is of, as the stanza\'s database history says', () => {
+    const history = JSON.stringify([{ name: 'shop', status: { code: 0, lock: { backup: { held: false } } },
+      db: [{ id: 1, version: '15' }, { id: 2, version: '17' }],
+      backup: [{ ...full, database: { id: 1 } }, { ...full, label: '20261127-021500F', database: { id: 2 } }] }]);
+    assert.deepEqual(parseRepositoryInfo(history).backups.map((b) => lastBackupStatus(b).postgresVersion), ['15', '17']);
+  });
+
   it('sees a backup under way, with its progress, and a stanza with nothing yet', () => {
     const running = parseRepositoryInfo(info({ backup: { held: true, 'pct-cplt': 4250 } }, []));
     assert.deepEqual(running, { running: true, percentComplete: 42.5, backups: [] });
@@ -36,6 +43,9 @@ describe('backups into the object store', () => {
     assert.equal(dueScheduledToken('0 3 * * *', undefined, '2026-11-25T12:00:00Z', now), 'scheduled-20261126T0300Z');
     assert.equal(dueScheduledToken('0 3 * * *', 'scheduled-20261126T0300Z', '2026-11-25T12:00:00Z', now), undefined);
     assert.equal(dueScheduledToken('0 3 * * *', undefined, '2026-11-26T03:05:00Z', now), undefined);
+    // One the operator took for itself (before a major upgrade) counts as taken when it started.
+    assert.equal(dueScheduledToken('0 3 * * *', 'before-postgresql-17-20261126031000', '2026-11-01T00:00:00Z', now,
+      '2026-11-26T03:10:00Z'), undefined);
     // Missed times are one backup, the latest: a controller down for two days takes one.
     assert.equal(dueScheduledToken('0 3 * * *', 'scheduled-20261124T0300Z', '2026-11-01T00:00:00Z', now),
       'scheduled-20261126T0300Z');
@@ -74,10 +84,11 @@ describe('following backups into the object store', () => {
       record: async () => undefined,
     }, { checkEveryMs: 0, startGraceMs: 0 });
     /** follow() until its look under way has ended, writing what it returns into the status, as reconcile does. */
-    const step = async (status: any, annotation?: string, timeline?: number) => {
-      let result = await backups.follow(clusterWith(status, annotation), spec, true, primary, timeline);
+    const step = async (status: any, annotation?: string, timeline?: number, asked?: string) => {
+      let result = await backups.follow(clusterWith(status, annotation), spec, true, primary, { timeline, asked });
       await new Promise((resolve) => setTimeout(resolve, 5));
-      result = await backups.follow(clusterWith({ ...status, ...result }, annotation), spec, true, primary, timeline);
+      result = await backups.follow(clusterWith({ ...status, ...result }, annotation), spec, true, primary,
+        { timeline, asked });
       return { ...status, ...result };
     };
     return { scripts, step, started: () => scripts.filter((s) => s.includes('pgbackrest backup')) };
@@ -133,6 +144,22 @@ describe('following backups into the object store', () => {
     assert.equal(started().length, 1);
     assert.match(started()[0]!, /--type=incr /);
   });
+
+  it('takes a full backup once the cluster runs another major version than its last backup\'s, and one asked for',
+    async () => {
+      const { step, started } = harness(() => info({ backup: { held: true } }, []));
+      const last = { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full', beginWal: full.archive.start,
+        postgresVersion: '15' };
+      await step({ lastBackup: last, currentVersion: '15' });
+      assert.equal(started().length, 0);
+      const status = await step({ lastBackup: last, currentVersion: '17' });
+      assert.equal(status.scheduledBackup.phase, 'Running');
+      assert.match(started()[0]!, /--type=full /);
+      const other = harness(() => info({ backup: { held: true } }, []));
+      const asked = await other.step({ lastBackup: last, currentVersion: '15' }, undefined, undefined, 'before-17');
+      assert.equal(asked.scheduledBackup.token, 'before-17');
+      assert.match(other.started()[0]!, /--type=full .*keelson.dev\/request=before-17/s);
+    });
 
   it('never takes an older backup of a token asked for again for the one it started', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-26T03:15:40Z') });

@@ -6,6 +6,7 @@
 import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { timelineOf } from './archiving.ts';
+import { majorOf } from './plan.ts';
 import { parseSchedule, previousFire } from './cron.ts';
 import { backupRequestAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
@@ -26,6 +27,8 @@ export interface StoreBackup {
   endLSN?: string;
   sizeBytes: number;
   repositorySizeBytes: number;
+  /** The PostgreSQL major version it is of. */
+  postgresVersion?: string;
 }
 
 export interface RepositoryInfo {
@@ -69,6 +72,7 @@ export function parseRepositoryInfo(json: string): RepositoryInfo {
   const stanza = stanzas[0];
   if (!stanza) return { backups: [], running: false };
   const lock = stanza.status?.lock?.backup;
+  const versions = new Map<unknown, string>((stanza.db ?? []).map((db: any) => [db.id, String(db.version)]));
   return {
     running: Boolean(lock?.held),
     ...(typeof lock?.['pct-cplt'] === 'number' ? { percentComplete: lock['pct-cplt'] / 100 } : {}),
@@ -80,6 +84,7 @@ export function parseRepositoryInfo(json: string): RepositoryInfo {
       beginWal: b.archive.start, endWal: b.archive.stop,
       ...(b.lsn ? { beginLSN: b.lsn.start, endLSN: b.lsn.stop } : {}),
       sizeBytes: b.info.size, repositorySizeBytes: b.info.repository.size,
+      ...(versions.has(b.database?.id) ? { postgresVersion: versions.get(b.database.id) } : {}),
     })),
   };
 }
@@ -91,6 +96,7 @@ export function lastBackupStatus(backup: StoreBackup): NonNullable<PostgresClust
     ...(backup.beginLSN ? { beginLSN: backup.beginLSN, endLSN: backup.endLSN } : {}),
     sizeBytes: backup.sizeBytes, repositorySizeBytes: backup.repositorySizeBytes,
     durationSeconds: Math.round((Date.parse(backup.stopTime) - Date.parse(backup.startTime)) / 1000),
+    ...(backup.postgresVersion ? { postgresVersion: backup.postgresVersion } : {}),
   };
 }
 
@@ -115,10 +121,12 @@ const minuteStamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').slic
  * The token of the scheduled backup due now (scheduled-<UTC minute>), if one is: the schedule's last time, when that
  * is later than the last one taken (or than the cluster's creation). Times missed meanwhile make one backup.
  */
-export function dueScheduledToken(schedule: string, last: string | undefined, created: string, now: Date): string | undefined {
+export function dueScheduledToken(schedule: string, last: string | undefined, created: string, now: Date,
+  lastStarted?: string): string | undefined {
   const previous = /^scheduled-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})Z$/.exec(last ?? '');
+  // The slot's last backup was the operator's own (one before a major upgrade): it counts from when it started.
   const since = previous ? new Date(`${previous[1]}-${previous[2]}-${previous[3]}T${previous[4]}:${previous[5]}:00Z`)
-    : new Date(created);
+    : new Date(lastStarted ?? created);
   const fire = previousFire(parseSchedule(schedule), now);
   return fire && fire > since ? `scheduled-${minuteStamp(fire)}` : undefined;
 }
@@ -138,14 +146,17 @@ export class StoreBackups {
 
   constructor(private readonly deps: StoreBackupsDeps, private readonly timing = defaultTiming) {}
 
-  /** What the status should say of the cluster's backups; `timeline`, the primary's, where known. */
-  async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined, timeline?: number):
-  Promise<Partial<PostgresClusterStatus>> {
+  /**
+   * What the status should say of the cluster's backups; `timeline`, the primary's, where known; `asked`, the token
+   * of a full backup the operator wants now (one before a major upgrade).
+   */
+  async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined,
+    { timeline, asked }: { timeline?: number; asked?: string } = {}): Promise<Partial<PostgresClusterStatus>> {
     if (!spec.backup?.objectStore) return {};
     let due: string | undefined;
     try {
       due = dueScheduledToken(spec.backup.schedule, cluster.status?.scheduledBackup?.token,
-        cluster.metadata.creationTimestamp ?? new Date().toISOString(), new Date());
+        cluster.metadata.creationTimestamp ?? new Date().toISOString(), new Date(), cluster.status?.scheduledBackup?.startTime);
     } catch (error) {
       const message = `backup.schedule "${spec.backup.schedule}": ${(error as Error).message}`;
       if (cluster.status?.scheduledBackup?.message !== message) {
@@ -153,11 +164,11 @@ export class StoreBackups {
       }
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
-    const need = due === undefined ? this.neededBackup(cluster, timeline) : undefined;
+    const need = due === undefined && asked === undefined ? this.neededBackup(cluster, timeline) : undefined;
     const manual = await this.followSlot(cluster, spec, steady, primary, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
-    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup', due ?? need?.token,
-      need?.type);
+    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup',
+      due ?? asked ?? need?.token, need?.type);
     const before = this.asked.get(cluster.metadata.uid);
     if (need && scheduled.scheduledBackup?.token === need.token && scheduled.scheduledBackup.phase === 'Running' &&
       before?.token !== need.token) {
@@ -173,14 +184,18 @@ export class StoreBackups {
    * recovery needs one to start from. So does one promoted onto a new timeline since its last backup: the segments
    * its old primary completed but had not pushed when it was lost are in no archive, and a recovery could not replay
    * past them. That one is incremental (what a recovery replays starts at it, in the new timeline), so that
-   * switchovers do not cycle full backups out. Each is asked once; one that failed, again after 1, 2, 4 ... 60 minutes.
+   * switchovers do not cycle full backups out. So does one upgraded to another major version: its backups of the
+   * old one restore only that (a full one). Each is asked once; one that failed, again after 1, 2, 4 ... 60 minutes.
    */
   private neededBackup(cluster: Cluster, timeline: number | undefined):
   { reason: string; token: string; type: 'full' | 'incr' } | undefined {
     const last = cluster.status?.lastBackup;
+    const running = cluster.status?.currentVersion;
     const reason = last?.type === undefined ? 'first'
-      : last.beginWal !== undefined && timeline !== undefined && timelineOf(last.beginWal) < timeline ? `timeline ${timeline}`
-        : undefined;
+      : last.postgresVersion !== undefined && running !== undefined && majorOf(last.postgresVersion) !== majorOf(running)
+        ? `PostgreSQL ${majorOf(running)}`
+        : last.beginWal !== undefined && timeline !== undefined && timelineOf(last.beginWal) < timeline ? `timeline ${timeline}`
+          : undefined;
     if (!reason) return undefined;
     const asked = this.asked.get(cluster.metadata.uid);
     if (asked?.reason === reason) {
@@ -188,7 +203,7 @@ export class StoreBackups {
       const failed = slot?.token === asked.token && slot.phase === 'Failed';
       if (!failed || Date.now() - asked.at < Math.min(60_000 * 2 ** (asked.tries - 1), 3_600_000)) return undefined;
     }
-    return { reason, token: `scheduled-${minuteStamp(new Date())}`, type: reason === 'first' ? 'full' : 'incr' };
+    return { reason, token: `scheduled-${minuteStamp(new Date())}`, type: reason.startsWith('timeline') ? 'incr' : 'full' };
   }
 
   /** What the slot is known to be: as this process last found it, else as the status says. */

@@ -208,6 +208,25 @@ describe('member scripts against real PostgreSQL', () => {
     assert.ok(!(await readdir(dir)).includes('y.new'));
   });
 
+  it('clones afresh a replica whose data is of another major version, and starts no primary on such data', async () => {
+    // What a major upgrade leaves on a replica's volume: the old major's data, which the upgraded primary's is not.
+    const olderMajor = async (name: string) => {
+      await mkdir(join(dir, name));
+      await writeFile(join(dir, name, 'PG_VERSION'), '14\n');
+      for (const path of [join(dir, name), join(dir, name, 'PG_VERSION')]) {
+        await chown(path, environment.user.uid, environment.user.gid);
+      }
+    };
+    await olderMajor('z');
+    const z = await member('z', replicaOf(b));
+    await shows(z, 'after failover');
+    assert.match(z.output(), /data is PostgreSQL 14's and this server is 15: cloned afresh/);
+    await olderMajor('older');
+    await assert.rejects(startMember(environment, 'older', join(dir, 'older'), memberScript, { MEMBER_ROLE: 'primary' }),
+      /data is PostgreSQL 14's and this server is 15: it is not started/);
+    assert.equal(await readFile(join(dir, 'older', 'PG_VERSION'), 'utf8'), '14\n');
+  });
+
   it('keeps on the primary the slots of the members named, and drops those no member streams from', async () => {
     const configure = (slotNames: string) => runScript(environment, synchronousScript,
       { PGPORT: String(b.port), SYNCHRONOUS_STANDBY_NAMES: 'ANY 1 ("c")', SLOTS: slotNames, SLOT_PATTERN: '^[a-z]$' });

@@ -11,6 +11,7 @@ import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort, fenceAfterMs, metricsPort, leaseDurationMs, slotName, type Role } from './plan.ts';
 import { backupScript, memberScript, readyScript } from './scripts.ts';
+import { collectOldServerScript, majorUpgradeScript, oldServerDir } from './upgrade-scripts.ts';
 import { configurationFiles, configurationHash, configurationAnnotation, type PostgresqlConfiguration }
   from './configuration.ts';
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
@@ -49,13 +50,15 @@ export const names = {
   backups: (cluster: string) => `${cluster}-backups`,
   lease: (cluster: string) => `${cluster}-primary`,
   agent: (cluster: string) => `${cluster}-member`,
+  majorUpgrade: (cluster: string) => `${cluster}-major-upgrade`,
 };
 const roleFile = '/var/run/postgresql/keelson-role';
 /** Where the operator's image keeps the compiled agent (the Dockerfile's WORKDIR is /app). */
 export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
 
 /** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
-export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript, 'ready.sh': readyScript };
+export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript, 'ready.sh': readyScript,
+  'upgrade.sh': majorUpgradeScript, 'collect-old-server.sh': collectOldServerScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
 export function metadata(cluster: Cluster, name: string, labels: Record<string, string> = {}, controlled = true) {
@@ -246,6 +249,19 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
   };
 }
 
+type ObjectStore = NonNullable<NonNullable<Spec['backup']>['objectStore']>;
+
+/** Adds to a PostgreSQL container what pgBackRest needs to reach the object store: its settings and the store's CA. */
+function withObjectStore(cluster: Cluster, store: ObjectStore, socketDir: string,
+  into: { env: object[]; volumes: object[]; mounts: object[] }): void {
+  into.env.push(...pgBackRestEnv(cluster, store, { pgdata, socketDir, port }));
+  const ca = caVolume(store);
+  if (ca) {
+    into.volumes.push(ca.volume);
+    into.mounts.push(ca.mount);
+  }
+}
+
 export function memberPod(cluster: Cluster, spec: Spec, member: string,
   { role, agentImage, restoreFrom, replicationSslMode }: MemberOptions): KubeObject {
   const bootstrapped = cluster.status?.bootstrapped === true;
@@ -290,14 +306,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
     ...secretEnv(name),
   ];
   const store = spec.backup?.objectStore;
-  if (store) {
-    env.push(...pgBackRestEnv(cluster, store, { pgdata, socketDir: '/var/run/postgresql', port }));
-    const ca = caVolume(store);
-    if (ca) {
-      volumes.push(ca.volume);
-      mounts.push(ca.mount);
-    }
-  }
+  if (store) withObjectStore(cluster, store, '/var/run/postgresql', { env, volumes, mounts });
   // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made
   // again after every member was lost restores (restoreFrom); any other stops, and a replica is promoted instead.
   if (bootstrapped && !restoreFrom) env.push({ name: 'BOOTSTRAPPED', value: 'true' });
@@ -352,6 +361,44 @@ export function memberPodMonitor(cluster: Cluster, spec: Spec): KubeObject | und
     // Not "cluster", which multi-cluster Prometheus set-ups give the Kubernetes cluster.
     relabelings: [{ action: 'replace', sourceLabels: [discoveryLabel('label', clusterLabel)], targetLabel: 'postgrescluster' }],
   });
+}
+
+/**
+ * The pod that upgrades the primary's data to the spec's major version (upgrade.ts): PostgreSQL's programs of the
+ * version the members ran copied from `fromImage` by an init container, pg_upgrade run by the spec's image.
+ */
+export function majorUpgradePod(cluster: Cluster, spec: Spec,
+  { member, fromVersion, fromImage }: { member: string; fromVersion: string; fromImage: string }): KubeObject {
+  const name = cluster.metadata.name;
+  const fromMajor = { name: 'FROM_MAJOR', value: String(Number.parseInt(fromVersion, 10)) };
+  const old = { name: 'old', mountPath: oldServerDir };
+  const scripts = { name: 'scripts', mountPath: scriptsDir, readOnly: true };
+  const tmp = { name: 'tmp', mountPath: '/tmp' };
+  const env: object[] = [{ name: 'PGDATA', value: pgdata }, { name: 'OLD', value: oldServerDir }, fromMajor,
+    { name: 'CONFIG_DIR', value: configurationDir }];
+  const mounts: object[] = [{ name: 'data', mountPath: '/var/lib/postgresql/data' }, scripts, old, tmp,
+    { name: 'configuration', mountPath: configurationDir, readOnly: true }];
+  const volumes: object[] = [{ name: 'data', persistentVolumeClaim: { claimName: member } },
+    { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'old', emptyDir: {} },
+    { name: 'tmp', emptyDir: {} }, { name: 'configuration', configMap: { name: names.configuration(name), optional: true } }];
+  const store = spec.backup?.objectStore;
+  if (store) withObjectStore(cluster, store, '/tmp', { env, volumes, mounts });
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { ...metadata(cluster, names.majorUpgrade(name), { 'app.kubernetes.io/component': 'major-upgrade' }),
+      annotations: { [versionAnnotation]: spec.version } },
+    spec: {
+      restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: podSecurity,
+      initContainers: [{ name: 'old-server', image: fromImage, command: scriptCommand('collect-old-server.sh'),
+        env: [fromMajor, { name: 'OLD', value: oldServerDir }], volumeMounts: [scripts, old, tmp], securityContext: hardened,
+        terminationMessagePolicy: 'FallbackToLogsOnError' }],
+      containers: [{ name: 'upgrade', image: imageOf(spec), command: scriptCommand('upgrade.sh'), env, volumeMounts: mounts,
+        securityContext: hardened, terminationMessagePolicy: 'FallbackToLogsOnError',
+        ...(spec.resources ? { resources: spec.resources } : {}) }],
+      volumes,
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+    },
+  };
 }
 
 export function backupCronJob(cluster: Cluster, spec: Spec, sslMode: ReplicationSslMode): KubeObject {

@@ -244,16 +244,31 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.match(steps[1]!, /^Promoted Promoted db-0000 to primary in place of db-0002 \(switchover/);
   });
 
-  it('refuses a major version change with a condition, and the apiserver refuses a downgrade', async () => {
+  it('upgrades a major version by stopping every member for a pod of both images on the primary\'s volume, and ' +
+    'starts the members again on the old one when it fails; the apiserver refuses a downgrade', async () => {
     await assert.rejects(patch({ version: '16' }), /major version cannot go down/);
+    const { primary } = await status();
     await patch({ version: '18' });
-    const refused = await waitFor('VersionChangeRefused', async () => (await status())?.conditions
-      ?.find((c: any) => c.type === 'VersionChangeRefused' && c.status === 'True'));
-    assert.equal(refused.reason, 'MajorVersionChange');
+    const upgrade = await waitFor('the upgrade pod', async () => get('pod', 'db-major-upgrade'), { timeoutMs: 60_000 });
+    assert.deepEqual([upgrade.spec.initContainers[0].image, upgrade.spec.containers[0].image,
+      upgrade.spec.volumes.find((v: any) => v.name === 'data').persistentVolumeClaim.claimName],
+    ['postgres:17.3', 'postgres:18', primary]);
+    assert.deepEqual((await livePods()).map((p) => p.metadata.name), [], 'a member still runs');
+    const upgrading = await status();
+    assert.deepEqual([upgrading.phase, upgrading.majorUpgrade.phase, upgrading.conditions.find((c: any) =>
+      c.type === 'MajorUpgrade').reason], ['Upgrading', 'Upgrading', 'Upgrading']);
+    // As kubelet reports a container that ended in error, its log's end as the message.
+    await kubectl('patch', 'pod', 'db-major-upgrade', '--subresource=status', '--type=merge', '-p', JSON.stringify({
+      status: { phase: 'Failed', containerStatuses: [{ name: 'upgrade', image: 'postgres:18', imageID: '', ready: false,
+        restartCount: 0, state: { terminated: { exitCode: 1, reason: 'Error',
+          message: 'pg_upgrade --check refused the upgrade; the data directory is unchanged' } } }] } }));
+    const failed = await waitFor('MajorUpgrade=False Failed', async () => (await status())?.conditions
+      ?.find((c: any) => c.type === 'MajorUpgrade' && c.reason === 'Failed'));
+    assert.match(failed.message, /start again on 17\.3, whose data was not changed: upgrade exited with 1: pg_upgrade --check refused/);
+    const s = await running(2);
     for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
-    // Kept in status too, for members made again while none runs.
-    assert.equal((await status()).currentVersion, '17.3');
-    assert.equal((await status()).currentImage, 'postgres:17.3');
+    assert.deepEqual([s.currentVersion, s.currentImage], ['17.3', 'postgres:17.3']);
+    assert.ok((await reasons()).some((r: string) => r.startsWith('MajorUpgradeFailed')));
   });
 
   it('follows the Lease: fences a pod still labelled primary, and finishes a promotion cut short', async () => {

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, lease,
+import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, imageOf, lease,
   memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, metadata, names, type ReplicationSslMode, revisionAnnotation, roleLabel, scripts, services,
@@ -31,13 +31,15 @@ import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './
 import { ManagedRoles } from './roles.ts';
 import { ServerCertificates, type Followed } from './tls.ts';
 import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
+import { MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent, type MajorUpgradeStatus } from './upgrade.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
-  leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
+  leaseDurationMs, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { monitorRoleScript, noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
-import { PostgresCluster, switchoverAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
+import { majorUpgradeRetryAnnotation, PostgresCluster, switchoverAnnotation, type PostgresClusterResource,
+  type PostgresClusterStatus } from './schema.ts';
 
 interface CronJob extends KubeObject {
   status?: { lastSuccessfulTime?: string };
@@ -91,6 +93,9 @@ const resizeRetryMs = 5 * 60_000;
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
 
+/** Whether the step makes a member pod. */
+const makesPod = (step: Step) => ['create-seed', 'start-member', 'add-member', 'upgrade-member', 'replace-member']
+  .includes(step.kind);
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const indexOf = (name: string) => Number(/-(\d{4})$/.exec(name)?.[1] ?? -1);
 /** verify-full, unless the primary is a member made before members served TLS (its pod has no tlsAnnotation). */
@@ -127,6 +132,7 @@ class PostgresClusterReconciler {
   private readonly configurations;
   private readonly managedRoles;
   private readonly certificates;
+  private readonly upgrades;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
   /** The primary pods (uids) the member agents' role was made on; gone pods are forgotten with the process. */
@@ -187,6 +193,21 @@ class PostgresClusterReconciler {
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
       record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
     });
+    this.upgrades = new MajorUpgrades({
+      pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
+      run: (namespace, pod, script) => this.run(namespace, pod, script),
+      memberPods: (cluster) => this.memberPods(cluster),
+      // Made again when the cache does not show it yet: the one there is the same.
+      create: async (pod) => {
+        await this.ctx.client.create(types.pods, pod).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.conflict)) throw error;
+        });
+      },
+      deletePod: async (pod) => {
+        await this.ctx.client.delete(types.pods, pod.metadata.namespace, pod.metadata.name, pod.metadata.uid);
+      },
+      record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
+    });
   }
 
   async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
@@ -200,18 +221,17 @@ class PostgresClusterReconciler {
         message: `${problems.join('; ')}; nothing was changed` }]);
       return;
     }
-    // A major version change is refused: members keep running the version, and the image, they have.
+    // A higher major is an upgrade (upgrade.ts): until its data is upgraded, members keep the version, and the
+    // image, they run; so they do after an upgrade that failed, or for a lower major.
     let spec: Spec = primary.spec;
     const current = cluster.status?.currentVersion;
-    if (current && majorOf(spec.version) !== majorOf(current)) {
-      conditions.push({ type: 'VersionChangeRefused', status: 'True', reason: 'MajorVersionChange', observedGeneration: generation,
-        message: `a change from PostgreSQL ${current} to ${spec.version} needs a dump and restore (or pg_upgrade), ` +
-          `which this operator does not do; members stay on ${current}` });
-      spec = { ...spec, version: current, image: this.runningImage(cluster, current) };
-    } else {
-      conditions.push({ type: 'VersionChangeRefused', status: 'False', reason: 'NoMajorChange', observedGeneration: generation,
-        message: 'the version asked for is the one running, or a minor change of it' });
-    }
+    const runningImage = current ? this.runningImage(cluster, current) : undefined;
+    const intent = upgradeIntent({ running: current, runningImage, asked: spec.version, askedImage: imageOf(spec),
+      record: this.upgrades.latest(cluster), retry: cluster.metadata.annotations?.[majorUpgradeRetryAnnotation],
+      now: new Date() });
+    if (['refused', 'upgrade', 'lower'].includes(intent.kind)) spec = { ...spec, version: current!, image: runningImage };
+    if (intent.kind === 'done') spec = { ...spec, version: intent.record.to, image: intent.record.toImage ?? spec.image };
+    let upgrade = intent.kind === 'upgrade' ? intent.record : undefined;
 
     // The shared objects are made or repaired, but a failure to is only reported: it must never hold up a failover.
     if (!spec.paused) conditions.push(await this.sharedCondition(cluster, spec));
@@ -229,12 +249,22 @@ class PostgresClusterReconciler {
       this.promotions.delete(cluster.metadata.uid);
     }
     // A Lease of this name that is not the cluster's would name the primary to its agents: nothing is done by it.
-    const step: Step = foreignLease
+    let step: Step = foreignLease
       ? { kind: 'wait', reason: `Lease ${foreignLease.metadata.name} is not this cluster's; nothing is changed until it ` +
         'is removed', requeueAfterMs: 30_000 }
       : this.promotions.has(cluster.metadata.uid)
         ? { kind: 'wait', reason: `waiting to see ${promoted} as primary`, requeueAfterMs: 1000 }
         : this.withCertificate(nextStep(observed), tls);
+    let backupAsked: string | undefined;
+    if (upgrade && !spec.paused && !foreignLease) {
+      ({ record: upgrade, step, backupAsked } = await this.upgradeStep(cluster, primary.spec, upgrade, step, observed));
+    }
+    // Whatever the status says: no member pod is made while an upgrade pod may still use a member's volume.
+    const upgrader = this.pods.get(keyOf({ namespace: request.namespace, name: names.majorUpgrade(request.name) }));
+    if (upgrader && !['Succeeded', 'Failed'].includes(upgrader.status?.phase ?? '') && makesPod(step)) {
+      step = { kind: 'wait', reason: `pod ${upgrader.metadata.name} runs pg_upgrade; no member starts meanwhile`,
+        requeueAfterMs: 2000 };
+    }
     if (step.kind !== 'wait' && step.kind !== 'steady' && step.kind !== 'paused') log.info({ step }, 'step');
     const outcome = await this.take(cluster, spec, observed, step, currentLease);
     const asked = this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status;
@@ -273,7 +303,7 @@ class PostgresClusterReconciler {
     const archiving = this.archiving(cluster, spec, step, primaryPod);
     if (archiving) conditions.push(archiving);
     const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
-      this.archiveChecks.get(cluster.metadata.uid)?.timeline);
+      { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked });
     if (!spec.paused) {
       conditions.push(await this.configurations.follow(cluster, spec.postgresql, this.memberPods(cluster), {
         mayApply: step.kind === 'steady' || (step.kind === 'wait' && step.rollStopped === true), size: spec.size,
@@ -288,21 +318,49 @@ class PostgresClusterReconciler {
     const monitor = spec.paused ? { name: cluster.status?.podMonitor } : await syncPodMonitor(this.ctx, cluster,
       memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
     if (monitor.condition) conditions.push(monitor.condition);
+    let recorded = upgrade ?? ('record' in intent ? intent.record : undefined);
+    if (recorded && podUp && !spec.paused) recorded = await this.upgrades.afterwards(cluster, recorded, primaryPod);
+    const upgraded = majorUpgradeCondition(upgrade ? { kind: 'upgrade', record: upgrade }
+      : 'record' in intent && recorded ? { ...intent, record: recorded } : intent, current, generation);
+    if (upgraded) conditions.push(upgraded);
     const latest = outcome.updated ?? cluster;
-    await this.report(latest, { ...this.summary(latest, observed, step, outcome), ...backup, podMonitor: monitor.name,
-      ...(tls?.status ? { tls: tls.status } : {}) },
+    const summary = this.summary(latest, observed, step, outcome);
+    await this.report(latest, { ...summary, ...backup, podMonitor: monitor.name, ...(tls?.status ? { tls: tls.status } : {}),
+      ...(recorded ? { majorUpgrade: recorded } : {}),
+      ...(upgrade?.phase === 'Stopping' || upgrade?.phase === 'Upgrading' ? { phase: 'Upgrading' as const }
+        : upgrade?.phase === 'Halted' ? { phase: 'Failed' as const } : {}) },
       conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor'],
-        ...spec.roles?.length || spec.databases?.length ? [] : ['RolesApplied']]);
+        ...spec.roles?.length || spec.databases?.length ? [] : ['RolesApplied'], ...upgraded ? [] : ['MajorUpgrade'],
+        'VersionChangeRefused']);
+    this.upgrades.wrote(cluster, recorded);
     if (outcome.waiting) return { requeueAfterMs: 2000 };
     if (outcome.blocked) return { requeueAfterMs: 30_000 };
     if (step.kind === 'wait' && step.requeueAfterMs) return { requeueAfterMs: step.requeueAfterMs };
     return step.kind === 'paused' || step.kind === 'failed' ? undefined : { requeueAfterMs: steadyRequeueMs };
   }
 
+  /**
+   * An upgrade under way takes the cluster's step: pending, the plan's (with the version the members run) until the
+   * cluster is steady and backed up, and the first step of the upgrade is only recorded; from then on, the upgrade's.
+   */
+  private async upgradeStep(cluster: Cluster, asked: Spec, record: MajorUpgradeStatus, planned: Step, observed: Observed):
+  Promise<{ record: MajorUpgradeStatus; step: Step; backupAsked?: string }> {
+    if (record.phase !== 'Pending') return this.upgrades.drive(cluster, asked, record);
+    const next = pendingUpgrade({ record, step: planned, primary: currentPrimary(observed), objectStore:
+      Boolean(asked.backup?.objectStore), backup: cluster.status?.scheduledBackup, now: new Date() });
+    if (next.record.phase === 'Stopping') {
+      await this.ctx.events.record(cluster, 'Normal', 'MajorUpgradeStarted', next.record.message);
+      return { record: next.record, step: { kind: 'wait', reason: next.record.message, requeueAfterMs: 1000 } };
+    }
+    if (next.record.phase === 'Failed') {
+      await this.ctx.events.record(cluster, 'Warning', 'MajorUpgradeFailed', next.record.message);
+    }
+    return { record: next.record, step: planned, ...next.backup ? { backupAsked: next.backup } : {} };
+  }
+
   /** A step that makes a member pod waits while the certificate Secret it mounts is not there, or not the cluster's. */
   private withCertificate(step: Step, tls: Followed | undefined): Step {
-    const makesPod = ['create-seed', 'start-member', 'add-member', 'upgrade-member', 'replace-member'].includes(step.kind);
-    return tls && !tls.ready && makesPod ? { kind: 'wait', reason: `no member pod is made until the members' ` +
+    return tls && !tls.ready && makesPod(step) ? { kind: 'wait', reason: `no member pod is made until the members' ` +
       `certificate is ready: ${tls.condition.message}`, requeueAfterMs: 10_000 } : step;
   }
 

@@ -10,6 +10,8 @@ import { tlsSpec } from './tls.ts';
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
 /** Asks for a switchover to the member named (switchover.ts). */
 export const switchoverAnnotation = 'keelson.dev/switchover-to';
+/** Asks again for a major upgrade that failed: a new value, another try (upgrade.ts). */
+export const majorUpgradeRetryAnnotation = 'keelson.dev/major-upgrade-retry';
 
 export const phases = ['Creating', 'Running', 'Scaling', 'FailingOver', 'Recovering', 'Upgrading', 'Paused',
   'Failed'] as const;
@@ -48,8 +50,9 @@ export const postgresClusterSpec = object({
   size: integer({ description: 'Members: one primary and size-1 streaming replicas.', minimum: 1, maximum: 9,
     required: true }),
   version: string({ description: 'The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image ' +
-    'is postgres:<version> unless image is set. A minor change rolls through the members; a major change is ' +
-    'refused.', required: true, maxLength: 16, pattern: '^[1-9][0-9]*(\\.[0-9]+)?$',
+    'is postgres:<version> unless image is set. A minor change rolls through the members; a higher major is an ' +
+    'upgrade in place with pg_upgrade (every member stopped meanwhile; with an object store, a full backup first), ' +
+    'which, if it fails, leaves the members on the version they ran; a lower one is refused.', required: true, maxLength: 16, pattern: '^[1-9][0-9]*(\\.[0-9]+)?$',
   rules: [{ rule: "int(self.find('^[0-9]+')) >= int(oldSelf.find('^[0-9]+'))",
     message: 'the PostgreSQL major version cannot go down: data files are not readable by an older major' }] }),
   image: string({ description: 'The container image, overriding postgres:<version>.', maxLength: 1024 }),
@@ -187,11 +190,36 @@ export const postgresClusterStatus = statusOf({
     sizeBytes: integer({ description: 'The size of the database it holds.', minimum: 0 }),
     repositorySizeBytes: integer({ description: 'What it takes in the store, compressed.', minimum: 0 }),
     durationSeconds: integer({ description: 'How long it took.', minimum: 0 }),
+    postgresVersion: string({ description: 'The PostgreSQL major version it is of (a backup in the object store).' }),
   }, { description: 'The latest successful base backup.' }),
   backupRequest: backupProgress('The value of the keelson.dev/backup-request annotation it answers.',
     'The latest backup asked for with the keelson.dev/backup-request annotation.'),
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
     'The latest backup backup.schedule started, with an object store.'),
+  majorUpgrade: object({
+    from: string({ description: 'The version the members ran.', required: true }),
+    fromImage: string({ description: 'The image they ran it with, whose programs pg_upgrade reads the data with.',
+      required: true }),
+    to: string({ description: 'The version asked for.', required: true }),
+    toImage: string({ description: 'The image of that version, which runs pg_upgrade and then the members.' }),
+    phase: enumeration(['Pending', 'Stopping', 'Upgrading', 'Completed', 'Failed', 'Halted'], { description:
+      'Pending (waiting for the cluster to be steady, and for the backup before it), Stopping (the members), ' +
+      'Upgrading (pg_upgrade runs), Completed, Failed (the old data untouched: the members run the old version ' +
+      'again), or Halted (pg_upgrade stopped after it began linking files: no member is started).', required: true }),
+    attempts: integer({ description: 'How often pg_upgrade was started for this upgrade (again after being cut short).',
+      minimum: 0 }),
+    primary: string({ description: 'The member whose data is upgraded; the replicas are cloned from it afterwards.' }),
+    backup: string({ description: 'The token of the full backup taken before it, with an object store.' }),
+    retry: string({ description: 'The keelson.dev/major-upgrade-retry annotation this attempt answers.',
+      maxLength: 63 }),
+    startTime: string({ description: 'When it was asked for.', format: 'date-time' }),
+    completionTime: string({ description: 'When it ended.', format: 'date-time' }),
+    afterUpgradeStarted: string({ description: 'When ANALYZE of every database (pg_upgrade carries no planner ' +
+      'statistics) and ALTER EXTENSION UPDATE of extensions with a newer version were started on the upgraded ' +
+      'primary; their log is /tmp/keelson/after-upgrade.log in its postgres container.', format: 'date-time' }),
+    message: string({ description: 'What it waits for, or how it ended (pg_upgrade\'s words on a failure).',
+      maxLength: 2048, required: true }),
+  }, { description: 'The latest major version upgrade, asked for by raising spec.version\'s major.' }),
   podMonitor: string({ description: 'The PodMonitor made for spec.podMonitor.' }),
   tls: object({
     source: string({ description: '"operator" (the cluster\'s CA), or the Secret spec.tls.serverSecret names.',
@@ -223,7 +251,7 @@ export const PostgresCluster = defineKind({
     { name: 'Last Backup', type: 'date', jsonPath: '.status.lastBackup.time',
       description: 'Time since the latest successful base backup ended.' },
   ],
-  actionAnnotations: [backupRequestAnnotation, switchoverAnnotation],
+  actionAnnotations: [backupRequestAnnotation, switchoverAnnotation, majorUpgradeRetryAnnotation],
   requesterRights: [
     { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },

@@ -101,8 +101,22 @@ completed_backups() {
 }
 `;
 
+/**
+ * What every data directory the cluster makes (the shell word `dir`) adds to initdb's postgresql.conf: streaming
+ * replication to as many members as the spec allows, and the WAL hints pg_rewind needs.
+ */
+export const clusterSettings = (dir: string) => `cat >> ${dir}/postgresql.conf <<EOF
+wal_level = replica
+max_wal_senders = 16
+max_replication_slots = 16
+hot_standby = on
+wal_log_hints = on
+EOF`;
+
 /** How the member script ends on a primary's volume with no data once the cluster's data exists. */
 export const noDataExitCode = 4;
+/** How it ends when asked to start a primary on data of another PostgreSQL major version. */
+export const otherMajorExitCode = 5;
 
 /**
  * The member's entry point. A member with no data is created: restored from a backup (RESTORE=true), cloned from
@@ -196,13 +210,7 @@ initialise() {
   printf '%s' "$POSTGRES_PASSWORD" > "$pwfile"
   initdb -D "$1" -U postgres --pwfile="$pwfile" --data-checksums --auth-local=trust --auth-host=scram-sha-256 >/dev/null
   rm -f "$pwfile"
-  cat >> "$1/postgresql.conf" <<EOF
-wal_level = replica
-max_wal_senders = 16
-max_replication_slots = 16
-hot_standby = on
-wal_log_hints = on
-EOF
+  ${clusterSettings('"$1"')}
   cat >> "$1/pg_hba.conf" <<EOF
 host replication replicator all scram-sha-256
 host all all all scram-sha-256
@@ -251,6 +259,19 @@ if [ -n "\${ROLE_FILE:-}" ]; then
   done
   MEMBER_ROLE=$(cat "$ROLE_FILE")
   echo "starting as $MEMBER_ROLE" >&2
+fi
+# After a major upgrade (upgrade.ts) the primary's data is the new major's; a replica's, still the old one's, is a
+# copy of what the primary had, and is cloned afresh. A primary's of another major stops here: the operator upgrades it.
+data_major=$(cat "$PGDATA/PG_VERSION" 2>/dev/null || :)
+server_major=$(postgres -V | sed 's/^[^0-9]*\\([0-9]*\\).*/\\1/')
+if [ -n "$data_major" ] && [ "$data_major" != "$server_major" ]; then
+  if [ "$MEMBER_ROLE" = replica ]; then
+    echo "this replica's data is PostgreSQL $data_major's and this server is $server_major: cloned afresh" >&2
+    create clone
+  else
+    echo "this member's data is PostgreSQL $data_major's and this server is $server_major: it is not started" >&2
+    exit ${otherMajorExitCode}
+  fi
 fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ -n "\${RECOVER_STANZA:-}" ] && [ "$MEMBER_ROLE" = primary ]; then
