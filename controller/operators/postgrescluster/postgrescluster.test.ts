@@ -257,14 +257,14 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     const upgrading = await status();
     assert.deepEqual([upgrading.phase, upgrading.majorUpgrade.phase, upgrading.conditions.find((c: any) =>
       c.type === 'MajorUpgrade').reason], ['Upgrading', 'Upgrading', 'Upgrading']);
-    // As kubelet reports a container that ended in error, its log's end as the message.
+    // As kubelet reports the script's verdict that the old data is untouched (10), its log's end as the message.
     await kubectl('patch', 'pod', 'db-major-upgrade', '--subresource=status', '--type=merge', '-p', JSON.stringify({
       status: { phase: 'Failed', containerStatuses: [{ name: 'upgrade', image: 'postgres:18', imageID: '', ready: false,
-        restartCount: 0, state: { terminated: { exitCode: 1, reason: 'Error',
+        restartCount: 0, state: { terminated: { exitCode: 10, reason: 'Error',
           message: 'pg_upgrade --check refused the upgrade; the data directory is unchanged' } } }] } }));
     const failed = await waitFor('MajorUpgrade=False Failed', async () => (await status())?.conditions
       ?.find((c: any) => c.type === 'MajorUpgrade' && c.reason === 'Failed'));
-    assert.match(failed.message, /start again on 17\.3, whose data was not changed: upgrade exited with 1: pg_upgrade --check refused/);
+    assert.match(failed.message, /start again on 17\.3, whose data was not changed: upgrade exited with 10: pg_upgrade --check refused/);
     const s = await running(2);
     for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
     assert.deepEqual([s.currentVersion, s.currentImage], ['17.3', 'postgres:17.3']);

@@ -93,6 +93,11 @@ const resizeRetryMs = 5 * 60_000;
 /** How often a steady cluster is looked at again: its Lease is read, not watched. */
 const steadyRequeueMs = 5_000;
 
+/** The retry annotation's value, if one status can hold (63 characters at most; a longer one is not an ask). */
+const retryOf = (cluster: Cluster) => {
+  const value = cluster.metadata.annotations?.[majorUpgradeRetryAnnotation];
+  return value !== undefined && value.length <= 63 ? value : undefined;
+};
 /** Whether the step makes a member pod. */
 const makesPod = (step: Step) => ['create-seed', 'start-member', 'add-member', 'upgrade-member', 'replace-member']
   .includes(step.kind);
@@ -227,7 +232,7 @@ class PostgresClusterReconciler {
     const current = cluster.status?.currentVersion;
     const runningImage = current ? this.runningImage(cluster, current) : undefined;
     const intent = upgradeIntent({ running: current, runningImage, asked: spec.version, askedImage: imageOf(spec),
-      record: this.upgrades.latest(cluster), retry: cluster.metadata.annotations?.[majorUpgradeRetryAnnotation],
+      record: this.upgrades.latest(cluster), retry: retryOf(cluster),
       now: new Date() });
     if (['refused', 'upgrade', 'lower'].includes(intent.kind)) spec = { ...spec, version: current!, image: runningImage };
     if (intent.kind === 'done') spec = { ...spec, version: intent.record.to, image: intent.record.toImage ?? spec.image };

@@ -3,9 +3,9 @@ import { installConfigurationScript } from './configuration.ts';
 import { clusterSettings } from './scripts.ts';
 
 /** How the upgrade script ends when the old data directory is as it was: the members may start on it again. */
-export const untouchedExitCode = 1;
+export const untouchedExitCode = 10;
 /** How it ends when the old data directory may not be whole: no member is started on it. */
-export const notWholeExitCode = 2;
+export const notWholeExitCode = 11;
 
 /** Where the upgrade pod's init container leaves the old programs for the new image's pg_upgrade. */
 export const oldServerDir = '/old';
@@ -41,8 +41,9 @@ halt() { printf '%s\\n' "$1" >&2; exit ${notWholeExitCode}; }
 to=$(postgres -V | sed 's/^[^0-9]*\\([0-9]*\\).*/\\1/')
 old_bin=$OLD/usr/lib/postgresql/$FROM_MAJOR/bin
 new=$PGDATA.$to
-upgraded=$PGDATA.$to.done
 version() { cat "$1/PG_VERSION" 2>/dev/null || :; }
+# pg_upgrade finished, linking from the old directory $1: its output directory goes last, and only on success.
+finished() { [ "$(version "$new")" = "$to" ] && [ ! -d "$new/pg_upgrade_output.d" ] && [ -f "$1/global/pg_control.old" ]; }
 # The old programs load from OLD only the libraries this image lacks (a newer release keeps the others, compatible,
 # under the same names), so that this image's programs, which see OLD too, never load an old one.
 for library in "$OLD/libs/"*; do
@@ -52,9 +53,14 @@ for library in "$OLD/libs/"*; do
 done
 export LD_LIBRARY_PATH=$OLD/libs
 cd /tmp
-if [ ! -f "$upgraded" ]; then
+if [ "$(version "$PGDATA")" = "$to" ]; then
+  rm -rf "$PGDATA.$FROM_MAJOR" || :
+  echo "the data directory is PostgreSQL $to's already" >&2
+  exit 0
+elif finished "$PGDATA" || { [ ! -d "$PGDATA" ] && finished "$PGDATA.$FROM_MAJOR"; }; then
+  echo "pg_upgrade had finished: its data directory is put into place" >&2
+else
   current=$(version "$PGDATA")
-  if [ "$current" = "$to" ]; then echo "the data directory is PostgreSQL $to's already" >&2; exit 0; fi
   [ "$current" = "$FROM_MAJOR" ] || fail "the data directory holds PostgreSQL \${current:-nothing}, not $FROM_MAJOR"
   [ ! -f "$PGDATA/global/pg_control.old" ] || halt "an earlier upgrade was cut short after pg_upgrade began to link \\
 files: PostgreSQL $FROM_MAJOR's data directory may not be whole"
@@ -71,12 +77,12 @@ files: PostgreSQL $FROM_MAJOR's data directory may not be whole"
       -o "-c listen_addresses='' -k /tmp -c jit=off $archiving" start >/dev/null || fail "$(tail -n 20 /tmp/old-server.log)"
     if [ -n "\${PGBACKREST_STANZA:-}" ]; then
       old_sql() { psql -X -h /tmp -U postgres -d postgres -Atc "$1"; }
-      old_sql "SELECT pg_switch_wal()" >/dev/null
+      old_sql "SELECT pg_switch_wal()" >/dev/null || fail "PostgreSQL $FROM_MAJOR did not answer on its socket"
       waited=0
       until [ "$(old_sql "SELECT count(*) FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready'")" = 0 ]; do
         if [ $waited -ge 600 ]; then
-          failed=$(old_sql "SELECT coalesce(last_failed_wal, 'none') FROM pg_stat_archiver")
-          "$old_bin/pg_ctl" -D "$PGDATA" -w -m fast stop >/dev/null
+          failed=$(old_sql "SELECT coalesce(last_failed_wal, 'none') FROM pg_stat_archiver") || failed=unknown
+          "$old_bin/pg_ctl" -D "$PGDATA" -w -m fast stop >/dev/null || :
           fail "PostgreSQL $FROM_MAJOR's last WAL was not archived within 10 minutes (the segment failing: $failed): \\
 nothing was upgraded"
         fi
@@ -85,7 +91,7 @@ nothing was upgraded"
       done
       echo "PostgreSQL $FROM_MAJOR's last WAL is archived" >&2
     fi
-    "$old_bin/pg_ctl" -D "$PGDATA" -w -m fast stop >/dev/null
+    "$old_bin/pg_ctl" -D "$PGDATA" -w -m fast stop >/dev/null || fail "PostgreSQL $FROM_MAJOR did not stop cleanly"
   fi
   checksums=
   "$old_bin/pg_controldata" -D "$PGDATA" | grep -q '^Data page checksum version: *0$' || checksums=--data-checksums
@@ -115,16 +121,12 @@ nothing was upgraded"
     rm -rf "$new"
     fail "pg_upgrade failed before it changed the data directory"
   fi
-  touch "$upgraded"
 fi
 # Into place: a member started on the volume finds PostgreSQL $to's data.
-if [ -d "$new" ]; then
-  rm -rf "$PGDATA.$FROM_MAJOR"
-  [ ! -d "$PGDATA" ] || mv "$PGDATA" "$PGDATA.$FROM_MAJOR"
-  mv "$new" "$PGDATA"
-fi
-rm -rf "$PGDATA.$FROM_MAJOR"
-rm -f "$upgraded"
+placed() { halt "the upgraded data directory could not be put into place"; }
+if [ -d "$PGDATA" ]; then { rm -rf "$PGDATA.$FROM_MAJOR" && mv "$PGDATA" "$PGDATA.$FROM_MAJOR"; } || placed; fi
+mv "$new" "$PGDATA" || placed
+rm -rf "$PGDATA.$FROM_MAJOR" || :
 echo "upgraded to PostgreSQL $to" >&2`;
 
 /**
@@ -134,12 +136,11 @@ echo "upgraded to PostgreSQL $to" >&2`;
  * and exact later), and extensions whose new version has a newer SQL version are updated to it, in every database,
  * as pg_upgrade's update_extensions.sql would.
  */
-export const afterUpgradeScript = `set -e
-[ -z "\${PGBACKREST_STANZA:-}" ] || pgbackrest stanza-upgrade >&2
-mkdir -p /tmp/keelson
+export const afterUpgradeScript = `mkdir -p /tmp/keelson
 setsid sh -c 'psql="psql -X -h /var/run/postgresql -U postgres -v ON_ERROR_STOP=1 -Atq"
+[ -z "\${PGBACKREST_STANZA:-}" ] || timeout 300 pgbackrest stanza-upgrade
 $psql -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn" | while read -r db; do
-  PGDATABASE=$db $psql -c "SELECT format(\\$\\$ALTER EXTENSION %I UPDATE\\$\\$, name) FROM pg_available_extensions
+  PGDATABASE=$db $psql -c "SELECT format(\\$\\$ALTER EXTENSION %I UPDATE;\\$\\$, name) FROM pg_available_extensions
     WHERE installed_version IS NOT NULL AND installed_version <> default_version" | PGDATABASE=$db $psql
 done
 vacuumdb -h /var/run/postgresql -U postgres --all --analyze-in-stages' > /tmp/keelson/after-upgrade.log 2>&1 < /dev/null &`;

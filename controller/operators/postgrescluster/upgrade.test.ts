@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../runtime/core.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import { backupBeforeToken, MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent,
-  type MajorUpgradeStatus } from './upgrade.ts';
+  type MajorUpgradeDeps, type MajorUpgradeStatus } from './upgrade.ts';
 
 const now = new Date('2026-11-26T10:00:00Z');
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
@@ -86,15 +87,15 @@ describe('an upgrade under way', () => {
     const deleted: string[] = [];
     const events: string[] = [];
     const ran: string[] = [];
-    const upgrades = new MajorUpgrades({
+    const deps: MajorUpgradeDeps = {
       pod: (_ns, name) => pods.find((p) => p.metadata.name === name),
       run: async (_ns, name, script) => { ran.push(`${name}: ${script}`); return ''; },
       memberPods: () => pods.filter((p) => p.metadata.name !== 'books-major-upgrade'),
       create: async (object) => { made.push(object); },
       deletePod: async (pod) => { deleted.push(pod.metadata.name); },
       record: async (_c, type, reason) => { events.push(`${type} ${reason}`); },
-    }, () => now);
-    return { upgrades, made, deleted, events, ran };
+    };
+    return { upgrades: new MajorUpgrades(deps, () => now), deps, made, deleted, events, ran };
   }
   const stopping = { ...pending, phase: 'Stopping' as const, primary: 'books-0000' };
   const pod = (name: string, status: object = {}, deleting = false) => ({ metadata: { name, namespace: 'shop',
@@ -126,16 +127,28 @@ describe('an upgrade under way', () => {
     const done = await succeeded.upgrades.drive(cluster, spec, upgrading);
     assert.deepEqual([done.record.phase, done.record.completionTime, succeeded.deleted, succeeded.events],
       ['Completed', '2026-11-26T10:00:00Z', ['books-major-upgrade'], ['Normal MajorUpgradeCompleted']]);
-    const refused = harness([pod('books-major-upgrade', ended(1, `${'x'.repeat(3000)} pg_upgrade --check refused`))]);
+    const refused = harness([pod('books-major-upgrade', ended(10, `${'x'.repeat(3000)} pg_upgrade --check refused`))]);
     const failed = await refused.upgrades.drive(cluster, spec, upgrading);
     assert.equal(failed.record.phase, 'Failed');
-    assert.match(failed.record.message, /start again on 15, whose data was not changed: upgrade exited with 1: \.\.\.x+ pg_upgrade --check refused$/);
+    assert.match(failed.record.message, /start again on 15, whose data was not changed: upgrade exited with 10: \.\.\.x+ pg_upgrade --check refused$/);
     assert.ok(failed.record.message.length <= 2048);
     assert.deepEqual(refused.events, ['Warning MajorUpgradeFailed']);
-    const stuck = harness([pod('books-major-upgrade', { phase: 'Pending', initContainerStatuses: [{ name: 'old-server',
-      image: 'keelson.local/postgresql:15', state: { waiting: { reason: 'ErrImageNeverPull', message: 'not present' } } }] })]);
-    assert.match((await stuck.upgrades.drive(cluster, spec, upgrading)).record.message,
+    const noImage = (minutes: number) => harness([{ ...pod('books-major-upgrade', { phase: 'Pending',
+      initContainerStatuses: [{ name: 'old-server', image: 'keelson.local/postgresql:15',
+        state: { waiting: { reason: 'ErrImageNeverPull', message: 'not present' } } }] }),
+    metadata: { name: 'books-major-upgrade', namespace: 'shop',
+      creationTimestamp: new Date(now.getTime() - minutes * 60_000).toISOString() } } as Pod]);
+    assert.equal((await noImage(1).upgrades.drive(cluster, spec, upgrading)).record.phase, 'Upgrading');
+    assert.match((await noImage(3).upgrades.drive(cluster, spec, upgrading)).record.message,
       /container old-server \(keelson.local\/postgresql:15\) cannot start: ErrImageNeverPull/);
+    // The apiserver refusing the pod (a quota, Pod Security) ends it too: it never ran.
+    const quota = harness([]);
+    const refusing = new MajorUpgrades({ ...quota.deps, create: async () => {
+      throw new ApiError(403, 'Forbidden', 'pods "books-major-upgrade" is forbidden: exceeded quota', 'POST', '/api/v1/pods');
+    } });
+    const forbidden = await refusing.drive(cluster, spec, upgrading);
+    assert.equal(forbidden.record.phase, 'Failed');
+    assert.match(forbidden.record.message, /refused the upgrade pod: .*exceeded quota/);
     const unscheduled = (minutes: number) => harness([pod('books-major-upgrade', { phase: 'Pending', conditions: [{
       type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available',
       lastTransitionTime: new Date(now.getTime() - minutes * 60_000).toISOString() }] })]);
@@ -152,13 +165,18 @@ describe('an upgrade under way', () => {
       const gone = harness([]);
       assert.equal((await gone.upgrades.drive(cluster, spec, again.record)).record.phase, 'Upgrading');
       assert.equal(gone.made.length, 1, 'a pod gone under way is made again: its script resumes where it can');
+      // Never beside a member pod on the primary's volume, as one made from a stale read of the cluster would be.
+      const beside = harness([pod('books-0000')]);
+      const waited = await beside.upgrades.drive(cluster, spec, again.record);
+      assert.deepEqual([beside.made.length, beside.deleted, waited.record.message], [0, ['books-0000'],
+        'pod books-0000 still uses the volume']);
       const third = harness([pod('books-major-upgrade', ended(137, ''))]);
       const halted = await third.upgrades.drive(cluster, spec, { ...upgrading, attempts: 3 });
       assert.equal(halted.record.phase, 'Halted');
-      const linked = harness([pod('books-major-upgrade', ended(2, 'pg_upgrade failed after it began to link files'))]);
+      const linked = harness([pod('books-major-upgrade', ended(11, 'pg_upgrade failed after it began to link files'))]);
       const notWhole = await linked.upgrades.drive(cluster, spec, upgrading);
       assert.equal(notWhole.record.phase, 'Halted');
-      assert.match(notWhole.record.message, /^no member is started: upgrade exited with 2: pg_upgrade failed after/);
+      assert.match(notWhole.record.message, /^no member is started: upgrade exited with 11: pg_upgrade failed after/);
       assert.deepEqual(linked.events, ['Warning MajorUpgradeHalted']);
       // Halted, it waits; the plan starts nobody on that data, and asking again runs pg_upgrade once more.
       assert.deepEqual(intentOf(notWhole.record, undefined, '18'), { kind: 'upgrade', record: notWhole.record });

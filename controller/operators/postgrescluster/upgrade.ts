@@ -14,6 +14,7 @@ import type { Condition } from '../../runtime/status.ts';
 import { majorUpgradePod, names, versionAnnotation } from './objects.ts';
 import { afterUpgradeScript, notWholeExitCode, untouchedExitCode } from './upgrade-scripts.ts';
 import { majorOf, type Step } from './plan.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import { majorUpgradeRetryAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -107,8 +108,11 @@ export function pendingUpgrade({ record, step, primary, backup, objectStore, now
 /** The end of what a pod said, its beginning cut: the verdict comes last. */
 const tail = (text: string, length = 1500) => (text.length > length ? `...${text.slice(-length)}` : text);
 
-/** How long the upgrade pod may go unscheduled before it is given up on (it never ran: nothing was touched). */
-export const unschedulableForMs = 120_000;
+/**
+ * How long the upgrade pod may go unscheduled, or its containers unable to start (an image not there, a Secret
+ * missing), before it is given up on: it never ran, so nothing was touched.
+ */
+export const givenUpAfterMs = 120_000;
 /** How often a pod killed before it ended (a node lost, memory) is run again before the upgrade stops to ask. */
 export const maxAttempts = 3;
 
@@ -124,12 +128,13 @@ export function upgradePodOutcome(pod: Pod, now: Date): { kind: 'running' } | { 
   const upgrade = pod.status?.containerStatuses?.find((s) => s.name === 'upgrade');
   const waiting = [...init, upgrade].find((s) => ['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull',
     'InvalidImageName', 'CreateContainerConfigError'].includes(s?.state?.waiting?.reason ?? ''));
-  if (waiting) {
+  const age = now.getTime() - Date.parse(pod.metadata.creationTimestamp ?? now.toISOString());
+  if (waiting && age >= givenUpAfterMs) {
     return { kind: 'untouched', said: `container ${waiting.name} (${waiting.image}) cannot start: ` +
       `${waiting.state!.waiting!.reason}: ${waiting.state!.waiting!.message ?? ''}`.trim() };
   }
   const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
-  if (unscheduled && now.getTime() - Date.parse(unscheduled.lastTransitionTime ?? '') >= unschedulableForMs) {
+  if (unscheduled && now.getTime() - Date.parse(unscheduled.lastTransitionTime ?? '') >= givenUpAfterMs) {
     return { kind: 'untouched', said: `not scheduled: ${unscheduled.message ?? unscheduled.reason ?? ''}` };
   }
   const said = (name: string | undefined, terminated: { exitCode?: number; message?: string }) =>
@@ -187,11 +192,11 @@ function haltedMessage(record: MajorUpgradeStatus, why: string): string {
 /** Takes an upgrade from its members stopped to its end, one look per reconcile; the plan takes no step meanwhile. */
 export class MajorUpgrades {
   /**
-   * By cluster uid, the record this process last wrote and when, until the cache shows it: a reconcile of the
+   * By cluster uid, the record this process last wrote, until the cache shows it: a reconcile of the
    * cluster as read before that write must not act on the phase before it (start a member on a volume pg_upgrade
    * runs on).
    */
-  private readonly written = new Map<string, { record: MajorUpgradeStatus; at: number }>();
+  private readonly written = new Map<string, { record: MajorUpgradeStatus }>();
 
   constructor(private readonly deps: MajorUpgradeDeps, private readonly now: () => Date = () => new Date()) {}
 
@@ -200,7 +205,7 @@ export class MajorUpgrades {
     const cached = cluster.status?.majorUpgrade;
     const memo = this.written.get(cluster.metadata.uid!);
     if (!memo) return cached;
-    if (isDeepStrictEqual(cached, JSON.parse(JSON.stringify(memo.record))) || performance.now() - memo.at > 60_000) {
+    if (isDeepStrictEqual(cached, JSON.parse(JSON.stringify(memo.record)))) {
       this.written.delete(cluster.metadata.uid!);
       return cached;
     }
@@ -209,7 +214,7 @@ export class MajorUpgrades {
 
   /** Remembers the record just written into the cluster's status. */
   wrote(cluster: Cluster, record: MajorUpgradeStatus | undefined): void {
-    if (record) this.written.set(cluster.metadata.uid!, { record, at: performance.now() });
+    if (record) this.written.set(cluster.metadata.uid!, { record });
   }
 
   async drive(cluster: Cluster, asked: Spec, record: MajorUpgradeStatus):
@@ -230,13 +235,19 @@ export class MajorUpgrades {
         return wait({ ...record, message: `stopping the primary, ${record.primary}` });
       }
       for (const pod of others) await this.deps.deletePod(pod);
-      await this.create(cluster, spec, record);
-      return wait({ ...record, phase: 'Upgrading', message: `pg_upgrade runs in pod ${names.majorUpgrade(name)}` });
     }
     const pod = this.deps.pod(namespace!, names.majorUpgrade(name));
     if (!pod) {
-      await this.create(cluster, spec, record);
-      return wait(record);
+      const made = await this.create(cluster, spec, record);
+      if (made && 'refused' in made) {
+        const failed = { ...record, phase: 'Failed' as const, completionTime: stamp(this.now()), message: (`the ` +
+          `upgrade to PostgreSQL ${record.to} failed, and the members start again on ${record.from}, whose data was ` +
+          `not changed: the apiserver refused the upgrade pod: ${made.refused}`).slice(0, 2048) };
+        await this.deps.record(cluster, 'Warning', 'MajorUpgradeFailed', failed.message);
+        return wait(failed);
+      }
+      return wait({ ...record, phase: 'Upgrading', message: made?.waiting ??
+        `pg_upgrade runs in pod ${names.majorUpgrade(name)}` });
     }
     if (pod.metadata.deletionTimestamp) return wait(record);
     const ended = (phase: 'Completed' | 'Failed' | 'Halted', message: string, event: [string, string]) => {
@@ -257,7 +268,8 @@ export class MajorUpgrades {
       case 'cutShort':
         if ((record.attempts ?? 1) < maxAttempts) {
           await this.deps.deletePod(pod);
-          return wait({ ...record, attempts: (record.attempts ?? 1) + 1, message: `pg_upgrade was cut short ` +
+          return wait({ ...record, phase: 'Upgrading', attempts: (record.attempts ?? 1) + 1,
+            message: `pg_upgrade was cut short ` +
             `(${tail(outcome.said, 300)}); run again, where it left off` });
         }
         return ended('Halted', haltedMessage(record, `pg_upgrade was cut short ${maxAttempts} times: ` +
@@ -265,7 +277,7 @@ export class MajorUpgrades {
       case 'notWhole':
         return ended('Halted', haltedMessage(record, outcome.said), ['Warning', 'MajorUpgradeHalted']);
       default:
-        return wait({ ...record, message: `pg_upgrade runs in pod ${pod.metadata.name}` +
+        return wait({ ...record, phase: 'Upgrading', message: `pg_upgrade runs in pod ${pod.metadata.name}` +
           `${record.attempts && record.attempts > 1 ? ` (attempt ${record.attempts})` : ''}` });
     }
   }
@@ -287,8 +299,25 @@ export class MajorUpgrades {
       `database and extension updates started on ${primary.metadata.name}` };
   }
 
-  private async create(cluster: Cluster, spec: Spec, record: MajorUpgradeStatus): Promise<void> {
-    await this.deps.create(majorUpgradePod(cluster, spec, { member: record.primary!, fromVersion: record.from,
-      fromImage: record.fromImage }));
+  /**
+   * Makes the upgrade pod once no member pod uses the primary's volume (deleting one that does, as a read of the
+   * cluster from before the upgrade may have made); undefined when made, else why it waits. The apiserver refusing it
+   * (a quota, Pod Security, a webhook) ends the upgrade: nothing was touched.
+   */
+  private async create(cluster: Cluster, spec: Spec, record: MajorUpgradeStatus):
+  Promise<{ waiting: string } | { refused: string } | undefined> {
+    const user = this.deps.memberPods(cluster).find((p) => p.metadata.name === record.primary);
+    if (user) {
+      if (!user.metadata.deletionTimestamp) await this.deps.deletePod(user);
+      return { waiting: `pod ${user.metadata.name} still uses the volume` };
+    }
+    try {
+      await this.deps.create(majorUpgradePod(cluster, spec, { member: record.primary!, fromVersion: record.from,
+        fromImage: record.fromImage }));
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiError && error.status >= 400 && error.status < 500) return { refused: error.message };
+      throw error;
+    }
   }
 }
