@@ -347,18 +347,23 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
   const fence = { FENCE_AFTER: '3' };
   let roleFile: string;
   let refresh: NodeJS.Timeout | undefined;
+  let spoken: Promise<void> = Promise.resolve();
   // As the agent writes it: whole, by a rename, so the member never reads a file being written (an empty word fences).
-  const say = async (word: string) => {
+  // One word at a time, in order: a word the test says must not cross one its writer is still renaming.
+  const say = (word: string) => (spoken = spoken.catch(() => {}).then(async () => {
     await writeFile(`${roleFile}.new`, `${word}\n`);
     await rename(`${roleFile}.new`, roleFile);
-  };
-  // A word not written this time (the one before still being renamed) is written the next. One writer at a time:
-  // a test that failed while its writer ran must not go on speaking into the next.
+  }));
+  // One writer at a time: a test that failed while its writer ran must not go on speaking into the next.
   const keepSaying = (word: string) => {
     clearInterval(refresh);
     refresh = setInterval(() => void say(word).catch(() => {}), 300);
   };
-  const silence = () => clearInterval(refresh);
+  /** Stops the writer, once its last word is written. */
+  const silence = async () => {
+    clearInterval(refresh);
+    await spoken.catch(() => {});
+  };
   const answers = (m: Member) => sql(environment, m, 'SELECT 1').then(() => true, () => false);
   const stoppedAt = (m: Member) => waitFor(`${m.name} to stop answering`, async () => !(await answers(m)) && Date.now(),
     { timeoutMs: 15_000, intervalMs: 100 });
@@ -373,7 +378,7 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     for (const until = Date.now() + 6_000; Date.now() < until; await sleep(250)) {
       assert.ok(await answers(primary), `a primary its agent confirms stopped: ${primary.output().slice(-300)}`);
     }
-    silence();
+    await silence();
     const quiet = Date.now();
     const stopped = await stoppedAt(primary);
     assert.ok(stopped - quiet <= 3_000 + 1_500, `stopped ${stopped - quiet} ms after the last word: past the bound`);
@@ -385,7 +390,7 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     await say('primary');
     keepSaying('primary');
     const primary = await member('fence', { MEMBER_ROLE: 'primary', ROLE_FILE: roleFile, ...fence });
-    silence();
+    await silence();
     await say('replica');
     const said = Date.now();
     assert.ok((await stoppedAt(primary)) - said <= 1_500, 'not stopped within a second of the word');
@@ -405,7 +410,7 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     await waitFor('the new passwords taken', async () => await login('postgres', given.POSTGRES_PASSWORD) &&
       await login('replicator', given.REPLICATION_PASSWORD), { timeoutMs: 15_000, intervalMs: 250 });
     assert.equal(await login('postgres', passwords.POSTGRES_PASSWORD), false);
-    silence();
+    await silence();
   });
 
   it('serves TLS, streams to a replica that verifies it, and takes up a new certificate without a restart', async () => {
@@ -464,7 +469,7 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
       { timeoutMs: 20_000, intervalMs: 500 });
     assert.equal(await sql(environment, primary, 'SELECT pg_postmaster_start_time()'), started, 'PostgreSQL restarted');
     assert.match(primary.output(), /reloading PostgreSQL: its server certificate changed/);
-    silence();
+    await silence();
   });
 });
 
