@@ -307,8 +307,12 @@ class PostgresClusterReconciler {
       : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
     const archiving = this.archiving(cluster, spec, step, primaryPod);
     if (archiving) conditions.push(archiving);
-    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady', primaryPod,
-      { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked });
+    // No backup starts before pgBackRest has made the stanza on this primary: stanza-create holds every lock, so
+    // a backup begun beside it fails, and one before it has no stanza to go to.
+    const stanzaMade = primaryPod !== undefined &&
+      this.archiveChecks.get(cluster.metadata.uid)?.verifiedPod === primaryPod.metadata.uid;
+    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady' && stanzaMade,
+      primaryPod, { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked });
     if (!spec.paused) {
       conditions.push(await this.configurations.follow(cluster, spec.postgresql, this.memberPods(cluster), {
         mayApply: step.kind === 'steady' || (step.kind === 'wait' && step.rollStopped === true), size: spec.size,
