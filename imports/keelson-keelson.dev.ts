@@ -896,6 +896,13 @@ export interface PostgresClusterSpecBackup {
    * @schema PostgresClusterSpecBackup#schedule
    */
   readonly schedule: string;
+
+  /**
+   * With objectStore, where a backup runs: prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary always reads the primary's volume.
+   *
+   * @schema PostgresClusterSpecBackup#target
+   */
+  readonly target?: PostgresClusterSpecBackupTarget;
 }
 
 /**
@@ -909,6 +916,7 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
     'retain': obj.retain,
     'retainDays': obj.retainDays,
     'schedule': obj.schedule,
+    'target': obj.target,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1346,6 +1354,18 @@ export function toJson_PostgresClusterSpecBackupObjectStore(obj: PostgresCluster
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * With objectStore, where a backup runs: prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary always reads the primary's volume.
+ *
+ * @schema PostgresClusterSpecBackupTarget
+ */
+export enum PostgresClusterSpecBackupTarget {
+  /** prefer-standby */
+  PREFER_HYPHEN_STANDBY = "prefer-standby",
+  /** primary */
+  PRIMARY = "primary",
+}
 
 /**
  * Create the cluster from an existing backup in a backup volume.

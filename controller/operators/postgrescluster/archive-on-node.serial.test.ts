@@ -322,8 +322,52 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     }, { timeoutMs: 240_000, intervalMs: 2000 }).catch(stateOfRestored);
     assert.equal(backup.type, 'incr');
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
-      'jsonpath={.items[*].message}')).stdout, /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-0001/);
+      'jsonpath={.items[*].message}')).stdout,
+    /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-\d{4}, into the object store: a standby, copying the data files, the primary restored-0001 starting/);
     console.log(`new timeline: backup ${backup.name} in the store ${((performance.now() - promotedAt) / 1000).toFixed(1)} s ` +
       'after the promotion was seen');
+  });
+
+  it('takes a backup on a streaming standby, the primary starting and stopping it, and a new cluster recovers from it', async () => {
+    const primary = (await get('pgc', 'restored')).status.primary;
+    const standby = (await kubectl('get', 'pods', '-l', 'keelson.dev/postgrescluster=restored,keelson.dev/role=replica',
+      '-o', 'jsonpath={.items[*].metadata.name}')).stdout.trim();
+    assert.match(standby, /^restored-\d{4}$/, 'one replica');
+    const psql = (pod: string, query: string) => kubectl('exec', pod, '-c', 'postgres', '--', 'psql', '-X', '-v',
+      'ON_ERROR_STOP=1', '-h', '/var/run/postgresql', '-U', 'postgres', '-Atc', query);
+    await psql(primary, 'INSERT INTO ticks (id) SELECT generate_series(36, 40)');
+    const expected = (await psql(primary, "SELECT string_agg(id::text, ',' ORDER BY id) FROM ticks")).stdout.trim();
+    await kubectl('annotate', 'pgc', 'restored', 'keelson.dev/backup-request=from-standby', '--overwrite');
+    const taken = await waitFor('the backup asked for Completed', async () => {
+      const s = (await get('pgc', 'restored'))?.status;
+      if (s?.backupRequest?.phase === 'Failed') throw new Error(`backup failed: ${s.backupRequest.message}`);
+      return s?.backupRequest?.token === 'from-standby' && s.backupRequest.phase === 'Completed' ? s : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000 });
+    assert.equal(taken.backupRequest.member, standby);
+    assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
+      'jsonpath={.items[*].message}')).stdout, new RegExp(`Full backup from-standby started on ${standby}, into the ` +
+      `object store: a standby, copying the data files, the primary ${primary} starting and stopping it`));
+    // pgBackRest's own record of it: taken from a standby.
+    const manifest = await s3Request(store, 'GET',
+      `/${store.bucket}/${namespace}/restored/backup/restored/${taken.lastBackup.name}/backup.manifest`);
+    assert.match(manifest, /^option-backup-standby=true$/m);
+    // None of restored's backups, through its recovery, promotions and this one, ever ran beside another.
+    assert.doesNotMatch((await kubectl('get', 'events', '--field-selector', 'involvedObject.name=restored,reason=BackupFailed',
+      '-o', 'jsonpath={.items[*].message}')).stdout, /unable to acquire lock/);
+    // The latest backup of restored is that one: a cluster recovered from the store, all of it, starts from it.
+    cleanups.push(() => kubectl('delete', 'pgc', 'from-standby', '--ignore-not-found', '--wait=true', '--timeout=120s')
+      .catch(() => {}));
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'from-standby', namespace },
+      spec: { size: 1, version: '15', image, synchronousReplicas: 0, storage: { size: '256Mi' },
+        backup: { schedule: '@daily', objectStore: { endpoint: store.endpoint, bucket: store.bucket,
+          credentials: { name: 'store-keys' }, ca: { name: 'kube-root-ca.crt', key: 'ca.crt' } } },
+        bootstrap: { recovery: { source: 'restored' } } } });
+    await waitFor('from-standby Running', async () => (await get('pgc', 'from-standby'))?.status?.phase === 'Running' ||
+      undefined, { timeoutMs: 300_000, intervalMs: 1000 }).catch(async (error: Error) => {
+      const log = await kubectl('logs', 'from-standby-0000', '-c', 'postgres', '--tail=30').catch(() => ({ stdout: '' }));
+      throw new Error(`${error.message}\n${log.stdout}`);
+    });
+    assert.equal((await psql('from-standby-0000', "SELECT string_agg(id::text, ',' ORDER BY id) FROM ticks")).stdout.trim(),
+      expected);
   });
 });

@@ -57,9 +57,9 @@ describe('backups into the object store', () => {
     assert.match(tokenProblem('x; rm -rf /')!, /must be 1-63 letters/);
     assert.match(tokenProblem('')!, /must be 1-63 letters/);
     assert.match(startBackupScript('before-t', '2026-11-26T03:15:40Z', { retain: 3 }),
-      /--repo1-retention-full=3 --annotation=keelson.dev\/request=before-t .*\n.*started=2026-11-26T03:15:40Z .*\n.*backup-before-t.log/);
+      /--repo1-retention-full=3 \\\n {2}--annotation=keelson.dev\/request=before-t .*\n.*started=2026-11-26T03:15:40Z .*\n.*backup-before-t.log/);
     assert.match(startBackupScript('aged', '2026-11-26T03:15:40Z', { retain: 3, retainDays: 30 }),
-      / --repo1-retention-full-type=time --repo1-retention-full=30 --annotation=/);
+      / --repo1-retention-full-type=time --repo1-retention-full=30 \\\n/);
   });
 });
 
@@ -96,7 +96,8 @@ describe('following backups into the object store', () => {
 
   it('starts one backup at a time, follows it to its end though the annotation is removed, then the schedule\'s', async () => {
     let listed: object[] = [];
-    const { step, started } = harness(() => info({ backup: { held: listed.length === 0 } }, listed));
+    let held = true;
+    const { step, started } = harness(() => info({ backup: { held } }, listed));
     // A store backup already exists, so no first backup is due; the annotation asks for one.
     let status: any = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
     status = await step(status, 'one');
@@ -109,9 +110,88 @@ describe('following backups into the object store', () => {
     assert.equal(started().length, 1);
     assert.equal(status.backupRequest.token, 'one');
     listed = [{ ...full, annotation: { 'keelson.dev/request': 'one', 'keelson.dev/started': status.backupRequest.startTime } }];
+    // Listed while its process still holds the lock, expiring older ones: not ended, or the next would find it locked.
+    status = await step(status);
+    assert.deepEqual([status.backupRequest.phase, status.backupRequest.message],
+      ['Running', '20261126-021500F in the object store; expiring older backups']);
+    held = false;
     status = await step(status);
     assert.equal(status.backupRequest.phase, 'Completed');
     assert.equal(status.lastBackup.name, '20261126-021500F');
+  });
+
+  /** Backups of a cluster whose members are `pods`, each answering `pgbackrest info` with its own lock and list. */
+  function onMembers(pods: Record<string, any>) {
+    const ran: { pod: string; script: string }[] = [];
+    const events: string[] = [];
+    const repository = { listed: [] as object[], heldOn: new Set<string>() };
+    const backups = new StoreBackups({
+      run: async (_ns, on, script) => {
+        ran.push({ pod: on, script });
+        return script.includes('pgbackrest info') ? info({ backup: { held: repository.heldOn.has(on) } }, repository.listed) : '';
+      },
+      pod: (_ns, name) => pods[name],
+      record: async (_c, _t, reason, note) => events.push(`${reason}: ${note}`),
+    }, { checkEveryMs: 0, startGraceMs: 0 });
+    const last = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
+    /** follow() twice (a look under way ends between), the status written as reconcile does. */
+    const step = async (status: any, token: string, primaryPod: any, standby?: { pod: any; options: string }) => {
+      for (let i = 0; i < 2; i++) {
+        status = { ...status, ...await backups.follow(clusterWith(status, token), spec, true, primaryPod, { standby }) };
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      return status;
+    };
+    return { ran, events, repository, last, step, read: () => ran.filter((r) => r.script.includes('pgbackrest info')) };
+  }
+  const standbyOf = (replica: any) => ({ pod: replica, options: '--backup-standby --pg2-host=db-0000.db-members.shop.svc' });
+
+  it('takes a backup on the standby it is given, follows it there, and says so', async () => {
+    const replica = pod('db-0001');
+    const { ran, events, repository, last, step, read } = onMembers({ 'db-0000': primary, 'db-0001': replica });
+    repository.heldOn.add('db-0001');
+    let status: any = await step(last, 'one', primary, standbyOf(replica));
+    assert.deepEqual([status.backupRequest.member, status.backupRequest.standbyOf], ['db-0001', 'db-0000']);
+    const start = ran.find((r) => r.script.includes('pgbackrest backup'))!;
+    assert.equal(start.pod, 'db-0001');
+    assert.match(start.script, /pgbackrest backup --type=full --repo1-retention-full=2 --backup-standby --pg2-host=db-0000\./);
+    assert.match(events.join('\n'), /started on db-0001, into the object store: a standby, copying the data files, the primary db-0000 starting/);
+    repository.listed = [{ ...full, annotation: { 'keelson.dev/request': 'one', 'keelson.dev/started': status.backupRequest.startTime } }];
+    repository.heldOn.clear();
+    status = await step(status, 'one', primary, standbyOf(replica));
+    assert.equal(status.backupRequest.phase, 'Completed');
+    assert.ok(read().every((r) => r.pod === 'db-0001'));
+    // One that ends there without a backup: the next is taken on the primary.
+    repository.listed = [full];
+    status = await step(await step(status, 'two', primary, standbyOf(replica)), 'two', primary, standbyOf(replica));
+    assert.deepEqual([status.backupRequest.token, status.backupRequest.phase, status.backupRequest.member],
+      ['two', 'Failed', 'db-0001']);
+    const next = await step(status, 'three', primary, standbyOf(replica));
+    assert.equal(next.backupRequest?.member, 'db-0000');
+  });
+
+  it('follows a backup on a standby that falls behind (not ready) where it runs, never failing it from the primary', async () => {
+    const replica = pod('db-0001');
+    const { repository, last, step, read } = onMembers({ 'db-0000': primary, 'db-0001': replica });
+    repository.heldOn.add('db-0001');
+    let status: any = await step(last, 'one', primary, standbyOf(replica));
+    replica.status = { conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ name: 'postgres', state: { running: {} } }] };
+    for (let i = 0; i < 3; i++) status = await step(status, 'one', primary, standbyOf(replica));
+    assert.equal(status.backupRequest.phase, 'Running');
+    assert.ok(read().every((r) => r.pod === 'db-0001'), 'the primary, which holds no lock of it, was asked');
+  });
+
+  it('stops a backup on a standby once another member is the primary, and says Failed', async () => {
+    const replica = pod('db-0001');
+    const promoted = pod('db-0002');
+    const { ran, repository, last, step } = onMembers({ 'db-0000': primary, 'db-0001': replica, 'db-0002': promoted });
+    repository.heldOn.add('db-0001');
+    let status: any = await step(last, 'one', primary, standbyOf(replica));
+    status = await step(status, 'one', promoted);
+    assert.equal(status.backupRequest.phase, 'Failed');
+    assert.match(status.backupRequest.message, /the primary changed from db-0000 to db-0002 while db-0001 took it/);
+    assert.ok(ran.some((r) => r.pod === 'db-0001' && r.script.includes('"keelson.dev/reque""st=one "')));
   });
 
   it('takes a first backup at once when the store holds none of the cluster, and none while another runs', async () => {

@@ -1,5 +1,6 @@
 // Base backups into the object store, on request and on backup.schedule: annotating a PostgresCluster with
-// keelson.dev/backup-request=<token> asks for one full backup (a new token, another). pgBackRest takes it on the primary, started there detached, so no
+// keelson.dev/backup-request=<token> asks for one full backup (a new token, another). pgBackRest takes it on a
+// streaming replica where standby-backups.ts finds one, else on the primary, started there detached, so no
 // reconcile waits for it; the backup carries the token as an annotation, and what pgBackRest's repository says of it
 // (its WAL range, size, times) becomes status.lastBackup. A backup that ends without reaching the repository is
 // reported Failed with the end of its log.
@@ -51,13 +52,29 @@ export function tokenProblem(token: string): string | undefined {
  * change restarts none).
  */
 export function startBackupScript(token: string, startedAt: string,
-  { retain, retainDays }: { retain: number; retainDays?: number }, type: 'full' | 'incr' = 'full'): string {
+  { retain, retainDays }: { retain: number; retainDays?: number }, type: 'full' | 'incr' = 'full',
+  standbyOptions?: string): string {
   const retention = retainDays === undefined ? `--repo1-retention-full=${retain}`
     : `--repo1-retention-full-type=time --repo1-retention-full=${retainDays}`;
   return `mkdir -p ${logDir}
-setsid pgbackrest backup --type=${type} ${retention} --annotation=keelson.dev/request=${token} \\
+setsid pgbackrest backup --type=${type} ${retention}${standbyOptions ? ` ${standbyOptions}` : ''} \\
+  --annotation=keelson.dev/request=${token} \\
   --annotation=keelson.dev/started=${startedAt} \\
   > ${logDir}/backup-${token}.log 2>&1 < /dev/null &`;
+}
+
+/**
+ * Ends the backup of `token` this member runs: SIGTERM, which pgBackRest answers by stopping its workers, then
+ * SIGKILL after 10 s. The image has no pkill: processes are found by their command line in /proc. (The quotes split
+ * the pattern, so that it never matches the shell that runs this.)
+ */
+export function stopBackupScript(token: string): string {
+  return `backups() { for p in /proc/[0-9]*; do
+  case "$({ tr '\\0' ' ' < "$p/cmdline"; } 2>/dev/null)" in *"keelson.dev/reque""st=${token} "*) echo "\${p#/proc/}";; esac
+done; }
+pids=$(backups); [ -z "$pids" ] || kill -TERM $pids 2>/dev/null || :
+for i in 1 2 3 4 5 6 7 8 9 10; do pids=$(backups); [ -n "$pids" ] || exit 0; sleep 1; done
+kill -KILL $pids 2>/dev/null || :`;
 }
 
 export const backupLogScript = (token: string) => `tail -n 5 ${logDir}/backup-${token}.log 2>/dev/null || :`;
@@ -101,6 +118,11 @@ export function lastBackupStatus(backup: StoreBackup): NonNullable<PostgresClust
 }
 
 type Slot = 'backupRequest' | 'scheduledBackup';
+/** A replica to take a backup on, and pgBackRest's options that reach the primary from there. */
+export interface Standby {
+  pod: Pod;
+  options: string;
+}
 type Tracked = NonNullable<PostgresClusterStatus['backupRequest']>;
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -115,6 +137,8 @@ export interface StoreBackupsDeps {
 const defaultTiming = { checkEveryMs: 5_000, startGraceMs: 30_000 };
 
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const postgresRunning = (pod: Pod) => ready(pod) ||
+  (pod.status?.containerStatuses ?? []).some((c) => c.name === 'postgres' && c.state?.running !== undefined);
 const minuteStamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').slice(0, 13) + 'Z';
 
 /**
@@ -148,10 +172,12 @@ export class StoreBackups {
 
   /**
    * What the status should say of the cluster's backups; `timeline`, the primary's, where known; `asked`, the token
-   * of a full backup the operator wants now (one before a major upgrade).
+   * of a full backup the operator wants now (one before a major upgrade); `standby`, a replica to take a backup on
+   * instead of the primary, with the options that reach the primary from there (standby-backups.ts).
    */
   async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined,
-    { timeline, asked }: { timeline?: number; asked?: string } = {}): Promise<Partial<PostgresClusterStatus>> {
+    { timeline, asked, standby }: { timeline?: number; asked?: string; standby?: Standby } = {}):
+    Promise<Partial<PostgresClusterStatus>> {
     if (!spec.backup?.objectStore) return {};
     let due: string | undefined;
     try {
@@ -165,9 +191,10 @@ export class StoreBackups {
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
     const need = due === undefined && asked === undefined ? this.neededBackup(cluster, timeline) : undefined;
-    const manual = await this.followSlot(cluster, spec, steady, primary, 'backupRequest',
+    const at = { primary, standby };
+    const manual = await this.followSlot(cluster, spec, steady, at, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
-    const scheduled = await this.followSlot(cluster, spec, steady, primary, 'scheduledBackup',
+    const scheduled = await this.followSlot(cluster, spec, steady, at, 'scheduledBackup',
       due ?? asked ?? need?.token, need?.type);
     const before = this.asked.get(cluster.metadata.uid);
     if (need && scheduled.scheduledBackup?.token === need.token && scheduled.scheduledBackup.phase === 'Running' &&
@@ -211,7 +238,8 @@ export class StoreBackups {
     return this.checks.get(`${cluster.metadata.uid}/${slot}`)?.status[slot] ?? cluster.status?.[slot];
   }
 
-  private async followSlot(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined, slot: Slot,
+  private async followSlot(cluster: Cluster, spec: Spec, steady: boolean,
+    { primary, standby }: { primary: Pod | undefined; standby?: Standby }, slot: Slot,
     wanted: string | undefined, type: 'full' | 'incr' = 'full'): Promise<Partial<PostgresClusterStatus>> {
     const key = `${cluster.metadata.uid}/${slot}`;
     const request = this.tracked(cluster, slot);
@@ -232,12 +260,19 @@ export class StoreBackups {
         this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
       if (!steady || busy || !primary || !ready(primary)) return {};
       const startTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      await this.deps.run(ns, primary.metadata.name, startBackupScript(token, startTime, spec.backup!, type));
+      // One that failed on a standby is taken next on the primary: a standby that cannot serve one (too far behind to
+      // reach its start, say) never leaves the cluster without backups.
+      const failedOnStandby = request?.phase === 'Failed' && request.member !== undefined &&
+        request.member !== primary.metadata.name;
+      const on = standby && ready(standby.pod) && !failedOnStandby ? standby.pod : primary;
+      await this.deps.run(ns, on.metadata.name, startBackupScript(token, startTime, spec.backup!, type,
+        on === primary ? undefined : standby!.options));
       await event('Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ${token} started on ` +
-        `${primary.metadata.name}, into the object store`);
-      const status = { [slot]: { token, phase: 'Running' as const, member: primary.metadata.name,
-        startTime, message: 'started' } };
-      this.checks.set(key, { status, memberUid: primary.metadata.uid!, at: performance.now(), unseen: 0 });
+        `${on.metadata.name}, into the object store` + (on === primary ? ''
+        : `: a standby, copying the data files, the primary ${primary.metadata.name} starting and stopping it`));
+      const status = { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
+        ...(on === primary ? {} : { standbyOf: primary.metadata.name }), startTime, message: 'started' } };
+      this.checks.set(key, { status, memberUid: on.metadata.uid!, at: performance.now(), unseen: 0 });
       return status;
     }
     const check = this.checks.get(key);
@@ -254,8 +289,15 @@ export class StoreBackups {
     // The backup runs in the process that started it: a member restarted since has lost it.
     const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
       (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid);
-    const reader = !restarted && ready(pod) ? member : primary && ready(primary) ? primary.metadata.name : undefined;
+    // pgBackRest's lock is the member's own: only there does "not running" mean it ended. A member that is not
+    // ready (a standby behind while it copies, say) still runs it, and is read all the same.
+    const onMember = !restarted && postgresRunning(pod);
+    const reader = onMember ? member : primary && ready(primary) ? primary.metadata.name : undefined;
     if (!reader) return entry.status;
+    // Taken on a standby, it reaches the primary it started on: once another is, it cannot finish; stopped there,
+    // so that it never runs beside the next one (pgBackRest's lock is per host).
+    const failedOver = request.standbyOf !== undefined && primary !== undefined &&
+      primary.metadata.name !== request.standbyOf;
     entry.running = (async () => {
       const ended = (phase: 'Completed' | 'Failed', message: string, extra: Partial<PostgresClusterStatus> = {}) => {
         entry.status = { ...extra, [slot]: { ...request, phase, message } };
@@ -270,10 +312,19 @@ export class StoreBackups {
         // pgBackRest writes a backup into the repository's list a moment before it lets go of its lock: seen
         // neither listed nor locked twice running, it has ended without a backup.
         entry.unseen = found || info.running ? 0 : entry.unseen + 1;
-        if (found) {
+        // Listed, it still holds the lock while it expires what retention lets go: the next one waits for that.
+        if (found && info.running && onMember) {
+          entry.status = { [slot]: { ...request, message: `${found.label} in the object store; expiring older backups` } };
+        } else if (found) {
           await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
+        } else if (failedOver && onMember) {
+          await this.deps.run(ns, member, stopBackupScript(token));
+          await ended('Failed', `the primary changed from ${request.standbyOf} to ${primary!.metadata.name} while ` +
+            `${member} took it from a standby; stopped`);
         } else if (restarted) {
           await ended('Failed', `${member}, which was taking it, restarted before it finished`);
+        } else if (!onMember) {
+          entry.status = { [slot]: { ...request, message: `${member} cannot be read; waiting for it` } };
         } else if (info.running) {
           entry.status = { [slot]: { ...request, message: info.percentComplete === undefined ? 'running'
             : `${Math.floor(info.percentComplete)}% copied` } };

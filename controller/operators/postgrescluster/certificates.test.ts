@@ -4,6 +4,9 @@ import { before, describe, it } from 'node:test';
 import { certificatesOf, issueCa, issueServer, renewalDue, serverLifetimeMs, serverProblems, type Issued }
   from './certificates.ts';
 import { issuedNames, requiredNames, ServerCertificates, type TlsDeps } from './tls.ts';
+import { BackupPeers } from './standby-backups.ts';
+import type { AddressInfo } from 'node:net';
+import { connect, createServer, type TLSSocket } from 'node:tls';
 
 const day = 86_400_000;
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
@@ -189,5 +192,66 @@ describe('the members\' certificates, kept', () => {
     now += 31_000;
     await certificates.follow(cluster, { serverSecret: { name: 'given' } }, 2);
     assert.equal(pem(deps.objects.get('Secret/orders-tls'), 'tls.crt'), renewed);
+  });
+});
+
+describe('the certificate members take backups from a standby with', () => {
+  const peerSecret = (deps: ReturnType<typeof store>) => deps.objects.get('Secret/orders-backup-peer');
+
+  it('is one pair both ends present: it serves every member\'s address and is admitted as keelson-backup', async () => {
+    const deps = store();
+    assert.equal(await new BackupPeers(deps).ensure(cluster), true);
+    const [leaf] = certificatesOf(pem(peerSecret(deps), 'tls.crt'));
+    assert.match(leaf!.subject, /^CN=keelson-backup$/);
+    assert.deepEqual(leaf!.keyUsage?.sort(), ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2'], 'server and client auth');
+    assert.ok(leaf!.checkHost('orders-0007.orders-members.shop.svc'));
+    assert.equal(leaf!.checkHost('orders-0007.other-members.shop.svc'), undefined);
+    // A mutual handshake as pgBackRest's server and client make one with OpenSSL: each verifies the other by the CA.
+    const pair = { cert: pem(peerSecret(deps), 'tls.crt'), key: pem(peerSecret(deps), 'tls.key') };
+    const authority = pem(peerSecret(deps), 'ca.crt');
+    const server = createServer({ ...pair, ca: authority, requestCert: true, rejectUnauthorized: true },
+      (socket) => socket.end(`${(socket as TLSSocket).getPeerCertificate().subject.CN}\n`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ ...pair, ca: authority, host: '127.0.0.1', port: (server.address() as AddressInfo).port,
+          servername: 'orders-0000.orders-members.shop.svc' });
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+      });
+      assert.equal(answer, 'keelson-backup\n');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is kept while good, and made again, CA and all, when deleted or past two thirds of its life', async () => {
+    let now = Date.now();
+    const deps = store();
+    const peers = new BackupPeers(deps, () => now);
+    await peers.ensure(cluster);
+    const first = pem(peerSecret(deps), 'tls.crt');
+    now += 61_000;
+    await peers.ensure(cluster);
+    assert.equal(pem(peerSecret(deps), 'tls.crt'), first);
+    deps.objects.delete('Secret/orders-backup-peer');
+    now += 30_000;
+    assert.equal(await peers.ensure(cluster), true, 'within a minute of a good look, not read again');
+    now += 31_000;
+    await peers.ensure(cluster);
+    assert.notEqual(pem(peerSecret(deps), 'tls.crt'), first);
+    assert.deepEqual(deps.events, [], 'a Secret made where there was none is no renewal');
+    const secondCa = pem(peerSecret(deps), 'ca.crt');
+    now += 2500 * day;
+    await peers.ensure(cluster);
+    assert.notEqual(pem(peerSecret(deps), 'ca.crt'), secondCa);
+    assert.deepEqual(deps.events, ['Normal BackupPeerCertificateRenewed']);
+  });
+
+  it('is not written over when the Secret of its name is someone else\'s', async () => {
+    const deps = store();
+    deps.objects.set('Secret/orders-backup-peer', { metadata: { name: 'orders-backup-peer' }, data: {} });
+    assert.equal(await new BackupPeers(deps).ensure(cluster), false);
+    assert.deepEqual(peerSecret(deps).data, {});
   });
 });

@@ -60,15 +60,29 @@ export function issueCa(commonName: string, now = Date.now(), keptKey?: string):
   ], keptKey);
 }
 
-/** A server certificate for `dnsNames` (the first is its common name too), signed by `ca`. */
-export function issueServer(ca: Issued, dnsNames: string[], now = Date.now(), lifetimeMs = serverLifetimeMs): Promise<Issued> {
-  return sign(dnsNames[0]!, ca, lifetimeMs, now, (keyId) => [
+function issueLeaf(ca: Issued, commonName: string, dnsNames: string[], clientAuth: boolean, now: number,
+  lifetimeMs: number): Promise<Issued> {
+  return sign(commonName, ca, lifetimeMs, now, (keyId) => [
     { name: 'basicConstraints', cA: false, critical: true },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'extKeyUsage', serverAuth: true, ...(clientAuth ? { clientAuth: true } : {}) },
     { name: 'subjectAltName', altNames: dnsNames.map((value) => ({ type: 2, value })) },
     { name: 'authorityKeyIdentifier', keyIdentifier: keyId },
   ]);
+}
+
+/** A server certificate for `dnsNames` (the first is its common name too), signed by `ca`. */
+export function issueServer(ca: Issued, dnsNames: string[], now = Date.now(), lifetimeMs = serverLifetimeMs): Promise<Issued> {
+  return issueLeaf(ca, dnsNames[0]!, dnsNames, false, now, lifetimeMs);
+}
+
+/**
+ * A certificate both ends of a mutual TLS connection present (pgBackRest's between members): it serves `dnsNames`,
+ * and `commonName` is who it is as a client.
+ */
+export function issuePeer(ca: Issued, commonName: string, dnsNames: string[], now = Date.now(),
+  lifetimeMs = caLifetimeMs): Promise<Issued> {
+  return issueLeaf(ca, commonName, dnsNames, true, now, lifetimeMs);
 }
 
 /** The certificates in a PEM bundle, in order. */

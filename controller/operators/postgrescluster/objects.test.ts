@@ -26,6 +26,24 @@ describe('member pods of a cluster archiving into an object store', () => {
     assert.equal(plain.metadata.annotations['keelson.dev/member-revision'], undefined);
   });
 
+  it('run pgBackRest\'s TLS server beside PostgreSQL, with the peer certificate and no key of the store', () => {
+    const archived = pod(archiving);
+    const server = archived.spec.initContainers.find((c: any) => c.name === 'backup-server');
+    assert.equal(server.restartPolicy, 'Always');
+    assert.equal(server.image, archived.spec.containers[0].image);
+    const serverEnv = Object.fromEntries(server.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+    assert.equal(serverEnv.PGBACKREST_TLS_SERVER_AUTH, 'keelson-backup=db');
+    assert.deepEqual(Object.keys(serverEnv).filter((k) => /REPO|S3|KEY_SECRET/.test(k) || typeof serverEnv[k] !== 'string'), []);
+    const mounts = Object.fromEntries(server.volumeMounts.map((m: any) => [m.name, m]));
+    assert.equal(mounts.data.readOnly, true);
+    assert.equal(mounts['backup-peer'].readOnly, true);
+    assert.equal(server.securityContext.readOnlyRootFilesystem, true);
+    assert.deepEqual(archived.spec.volumes.find((v: any) => v.name === 'backup-peer').secret,
+      { secretName: 'db-backup-peer', defaultMode: 0o440, optional: true });
+    assert.ok(archived.spec.containers[0].volumeMounts.some((m: any) => m.name === 'backup-peer'), 'PostgreSQL\'s, to back up from a standby');
+    assert.deepEqual(pod(spec).spec.initContainers.map((c: any) => c.name), ['agent']);
+  });
+
   it('recover another cluster\'s archive to the target when made by point-in-time recovery', () => {
     const recovered = env(pod({ ...archiving, bootstrap: { recovery: { source: 'old', targetTime: '2026-11-26T02:00:00Z' } } }));
     assert.equal(recovered.RECOVER_STANZA, 'old');

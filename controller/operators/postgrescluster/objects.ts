@@ -17,6 +17,7 @@ import { configurationFiles, configurationHash, configurationAnnotation, type Po
 import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
 import { tlsNames } from './tls.ts';
+import { backupServerSidecar, peerVolume } from './standby-backups.ts';
 import { discoveryLabel, podMonitorOf } from '../pod-monitor.ts';
 
 type Cluster = PostgresClusterResource & Owner;
@@ -36,6 +37,8 @@ const postgresUid = 999;
 const scriptsDir = '/keelson';
 const configurationDir = '/keelson-configuration';
 const pgdata = '/var/lib/postgresql/data/pgdata';
+/** Where every member keeps its data and serves PostgreSQL, as pgBackRest is told. */
+export const memberLayout = { pgdata, socketDir: '/var/run/postgresql', port };
 const backupsDir = '/backups';
 const tlsSourceDir = '/keelson-tls';
 const tlsDir = '/var/run/keelson-tls';
@@ -306,7 +309,17 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
     ...secretEnv(name),
   ];
   const store = spec.backup?.objectStore;
-  if (store) withObjectStore(cluster, store, '/var/run/postgresql', { env, volumes, mounts });
+  const sidecars = [agent.container];
+  if (store) {
+    withObjectStore(cluster, store, '/var/run/postgresql', { env, volumes, mounts });
+    const peer = peerVolume(cluster);
+    volumes.push(peer.volume, { name: 'backup-server-tmp', emptyDir: {} });
+    mounts.push(peer.mount);
+    sidecars.push(backupServerSidecar(cluster, imageOf(spec), [peer.mount,
+      { name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
+      { name: 'run', mountPath: '/var/run/postgresql', readOnly: true }, { name: 'backup-server-tmp', mountPath: '/tmp' }],
+    hardened));
+  }
   // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made
   // again after every member was lost restores (restoreFrom); any other stops, and a replica is promoted instead.
   if (bootstrapped && !restoreFrom) env.push({ name: 'BOOTSTRAPPED', value: 'true' });
@@ -333,7 +346,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
       hostname: member, subdomain: names.members(name),
       serviceAccountName: names.agent(name), automountServiceAccountToken: false,
       securityContext: podSecurity,
-      initContainers: [agent.container],
+      initContainers: sidecars,
       containers: [{
         name: 'postgres', image: imageOf(spec), command: scriptCommand('member.sh'), env,
         ports: [{ name: 'postgres', containerPort: port }], volumeMounts: mounts, securityContext: hardened,

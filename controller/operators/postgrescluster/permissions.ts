@@ -21,7 +21,8 @@ export const permissions: Permission[] = [
   { group: '', resource: 'secrets', verbs: ['get', 'create', 'patch'],
     reason: 'generate the cluster\'s credentials, see on every reconcile that they are still there (made again ' +
       'with the passwords in use if not), and own them or let them go as the retention policy says; keep the ' +
-      'cluster\'s CA and server certificate, and read a certificate Secret the spec names to check and copy it' },
+      'cluster\'s CA and server certificate, and the certificate members take backups from a standby with, and read ' +
+      'a certificate Secret the spec names to check and copy it' },
   { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'create', 'update', 'patch'],
     reason: 'the cluster\'s Lease names the primary: made with the seed, taken over by the member promoted, owned ' +
       'or let go as the retention policy says' },

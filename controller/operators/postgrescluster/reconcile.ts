@@ -23,13 +23,14 @@ import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, confi
   memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, metadata, names, type ReplicationSslMode, revisionAnnotation, roleLabel, scripts, services,
-  tlsAnnotation, versionAnnotation } from './objects.ts';
+  memberLayout, tlsAnnotation, versionAnnotation } from './objects.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
-import { StoreBackups } from './backups.ts';
+import { StoreBackups, type Standby } from './backups.ts';
+import { BackupPeers, backupSource, standbyOptions } from './standby-backups.ts';
 import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './configuration.ts';
 import { ManagedRoles } from './roles.ts';
-import { ServerCertificates, type Followed } from './tls.ts';
+import { ServerCertificates, type Followed, type TlsDeps } from './tls.ts';
 import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent, type MajorUpgradeStatus } from './upgrade.ts';
 import { permissions } from './permissions.ts';
@@ -137,6 +138,7 @@ class PostgresClusterReconciler {
   private readonly configurations;
   private readonly managedRoles;
   private readonly certificates;
+  private readonly backupPeers;
   private readonly upgrades;
   /** When this process last replaced a stuck member, by cluster uid. */
   private readonly replacedAt = new Map<string, number>();
@@ -181,7 +183,7 @@ class PostgresClusterReconciler {
         '-d postgres -f -', input),
       record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
     });
-    this.certificates = new ServerCertificates({
+    const certificateDeps: TlsDeps = {
       secret: (namespace, name) => this.ctx.client.get(types.secrets, namespace, name),
       apply: async (cluster, desired) => {
         const { namespace, name } = desired.metadata;
@@ -192,7 +194,9 @@ class PostgresClusterReconciler {
       },
       record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
       owned: (cluster, kind, name, fields) => ({ apiVersion: 'v1', kind, metadata: metadata(cluster, name), ...fields }),
-    });
+    };
+    this.certificates = new ServerCertificates(certificateDeps);
+    this.backupPeers = new BackupPeers(certificateDeps);
     this.backups = new StoreBackups({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
@@ -243,6 +247,9 @@ class PostgresClusterReconciler {
     // Before any member is started: its pod mounts the certificate's Secret.
     const tls = spec.paused ? undefined : await this.certificates.follow(cluster, spec.tls, generation);
     if (tls) conditions.push(this.servingTls(cluster, tls.condition));
+    // Before any member is started too, so that its backup server finds the certificate at once.
+    const backupPeersReady = spec.paused || !spec.backup?.objectStore ? false
+      : await this.backupPeers.ensure(cluster).catch(() => false);
     const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
@@ -311,8 +318,9 @@ class PostgresClusterReconciler {
     // a backup begun beside it fails, and one before it has no stanza to go to.
     const stanzaMade = primaryPod !== undefined &&
       this.archiveChecks.get(cluster.metadata.uid)?.verifiedPod === primaryPod.metadata.uid;
-    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady' && stanzaMade,
-      primaryPod, { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked });
+    const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady' && stanzaMade, primaryPod,
+      { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked,
+        standby: this.backupStandby(cluster, spec, primaryPod, backupPeersReady) });
     if (!spec.paused) {
       conditions.push(await this.configurations.follow(cluster, spec.postgresql, this.memberPods(cluster), {
         mayApply: step.kind === 'steady' || (step.kind === 'wait' && step.rollStopped === true), size: spec.size,
@@ -365,6 +373,14 @@ class PostgresClusterReconciler {
       await this.ctx.events.record(cluster, 'Warning', 'MajorUpgradeFailed', next.record.message);
     }
     return { record: next.record, step: planned, ...next.backup ? { backupAsked: next.backup } : {} };
+  }
+
+  /** The replica a backup into the object store is taken on, if one can be (standby-backups.ts). */
+  private backupStandby(cluster: Cluster, spec: Spec, primary: Pod | undefined, peersReady: boolean): Standby | undefined {
+    if (!spec.backup?.objectStore) return undefined;
+    const replicas = this.memberPods(cluster).filter((pod) => pod.metadata.labels?.[roleLabel] === 'replica');
+    const source = backupSource(spec, primary, replicas, peersReady);
+    return source?.standbyOf ? { pod: source.pod, options: standbyOptions(cluster, source.standbyOf, memberLayout) } : undefined;
   }
 
   /** A step that makes a member pod waits while the certificate Secret it mounts is not there, or not the cluster's. */

@@ -105,6 +105,12 @@ export const postgresClusterSpec = object({
       'recovered to (pgBackRest\'s time retention); the WAL before the oldest backup kept goes with it.',
     minimum: 1, maximum: 3650 }),
     objectStore: objectStore,
+    target: enumeration(['prefer-standby', 'primary'], { description: 'With objectStore, where a backup runs: ' +
+      'prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup ' +
+      'and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a ' +
+      'certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary ' +
+      'always reads the primary\'s volume.',
+    default: 'prefer-standby' }),
   }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, into an ' +
     'S3-compatible object store instead, with continuous WAL archiving (pgBackRest).', rules: [
     { rule: '!has(self.retainDays) || has(self.objectStore)', message: 'retainDays needs objectStore',
@@ -151,6 +157,7 @@ const backupProgress = (token: string, description: string) => object({
   token: string({ description: token, required: true }),
   phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
   member: string({ description: 'The member taking it.' }),
+  standbyOf: string({ description: 'When taken on a standby, the primary it started on: a failover ends it.' }),
   startTime: string({ description: 'When it was started.', format: 'date-time' }),
   message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
 }, { description });
