@@ -135,9 +135,10 @@ describe('following backups into the object store', () => {
     }, { checkEveryMs: 0, startGraceMs: 0 });
     const last = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
     /** follow() twice (a look under way ends between), the status written as reconcile does. */
-    const step = async (status: any, token: string, primaryPod: any, standby?: { pod: any; options: string }) => {
+    const step = async (status: any, token: string, primaryPod: any, standby?: { pod: any; options: string },
+      steady = true) => {
       for (let i = 0; i < 2; i++) {
-        status = { ...status, ...await backups.follow(clusterWith(status, token), spec, true, primaryPod, { standby }) };
+        status = { ...status, ...await backups.follow(clusterWith(status, token), spec, steady, primaryPod, { standby }) };
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       return status;
@@ -161,13 +162,38 @@ describe('following backups into the object store', () => {
     status = await step(status, 'one', primary, standbyOf(replica));
     assert.equal(status.backupRequest.phase, 'Completed');
     assert.ok(read().every((r) => r.pod === 'db-0001'));
-    // One that ends there without a backup: the next is taken on the primary.
+    // One that ends there without a backup while the cluster is not steady (a failover under way, say) fails: the next
+    // is taken on the primary.
     repository.listed = [full];
-    status = await step(await step(status, 'two', primary, standbyOf(replica)), 'two', primary, standbyOf(replica));
+    const notSteady = (status: any, token: string) => step(status, token, primary, standbyOf(replica), false);
+    status = await step(status, 'two', primary, standbyOf(replica));
+    status = await notSteady(status, 'two');
     assert.deepEqual([status.backupRequest.token, status.backupRequest.phase, status.backupRequest.member],
       ['two', 'Failed', 'db-0001']);
     const next = await step(status, 'three', primary, standbyOf(replica));
     assert.equal(next.backupRequest?.member, 'db-0000');
+  });
+
+  it('takes a backup that failed on a standby again at once on the primary, under the same token', async () => {
+    const replica = pod('db-0001');
+    const { ran, events, repository, last, step } = onMembers({ 'db-0000': primary, 'db-0001': replica });
+    let status: any = await step(last, 'before-upgrade', primary, standbyOf(replica));
+    assert.equal(status.backupRequest.member, 'db-0001');
+    // pgBackRest on the standby ended without a backup (its primary's server did not answer, say).
+    status = await step(status, 'before-upgrade', primary, standbyOf(replica));
+    assert.deepEqual([status.backupRequest.token, status.backupRequest.phase, status.backupRequest.member,
+      status.backupRequest.standbyOf], ['before-upgrade', 'Running', 'db-0000', undefined]);
+    assert.match(status.backupRequest.message, /^started again on the primary: on the standby db-0001, pgBackRest ended/);
+    const starts = ran.filter((r) => r.script.includes('pgbackrest backup'));
+    assert.deepEqual(starts.map((r) => r.pod), ['db-0001', 'db-0000']);
+    assert.doesNotMatch(starts[1]!.script, /--backup-standby/);
+    assert.match(events.join('\n'), /BackupRetriedOnPrimary: Backup before-upgrade failed on the standby db-0001 \(pgBackRest ended/);
+    assert.doesNotMatch(events.join('\n'), /BackupFailed/);
+    // Failing on the primary too, it is Failed: it is tried on the primary once, not again and again.
+    status = await step(status, 'before-upgrade', primary, standbyOf(replica));
+    assert.deepEqual([status.backupRequest.phase, status.backupRequest.member], ['Failed', 'db-0000']);
+    assert.equal(ran.filter((r) => r.script.includes('pgbackrest backup')).length, 2);
+    assert.equal(repository.listed.length, 0);
   });
 
   it('follows a backup on a standby that falls behind (not ready) where it runs, never failing it from the primary', async () => {
@@ -188,10 +214,13 @@ describe('following backups into the object store', () => {
     const { ran, repository, last, step } = onMembers({ 'db-0000': primary, 'db-0001': replica, 'db-0002': promoted });
     repository.heldOn.add('db-0001');
     let status: any = await step(last, 'one', primary, standbyOf(replica));
-    status = await step(status, 'one', promoted);
+    status = await step(status, 'one', promoted, undefined, false);
     assert.equal(status.backupRequest.phase, 'Failed');
     assert.match(status.backupRequest.message, /the primary changed from db-0000 to db-0002 while db-0001 took it/);
     assert.ok(ran.some((r) => r.pod === 'db-0001' && r.script.includes('"keelson.dev/reque""st=one "')));
+    // Once the new primary is steady, the one after is taken there.
+    status = await step(status, 'two', promoted, standbyOf(replica));
+    assert.equal(status.backupRequest.member, 'db-0002');
   });
 
   it('takes a first backup at once when the store holds none of the cluster, and none while another runs', async () => {

@@ -233,6 +233,20 @@ export class StoreBackups {
     return { reason, token: `scheduled-${minuteStamp(new Date())}`, type: reason.startsWith('timeline') ? 'incr' : 'full' };
   }
 
+  /** Starts pgBackRest for `token` on the standby given, else on the primary, and says so in an Event. */
+  private async begin(cluster: Cluster, spec: Spec, slot: Slot, token: string, type: 'full' | 'incr', primary: Pod,
+    standby?: Standby): Promise<{ status: Partial<PostgresClusterStatus>; memberUid: string }> {
+    const on = standby?.pod ?? primary;
+    const startTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await this.deps.run(cluster.metadata.namespace!, on.metadata.name,
+      startBackupScript(token, startTime, spec.backup!, type, standby?.options));
+    await this.deps.record(cluster, 'Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ` +
+      `${token} started on ${on.metadata.name}, into the object store` + (standby ? `: a standby, copying the data ` +
+      `files, the primary ${primary.metadata.name} starting and stopping it` : '')).catch(() => {});
+    return { memberUid: on.metadata.uid!, status: { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
+      ...standby ? { standbyOf: primary.metadata.name } : {}, startTime, message: 'started' } } };
+  }
+
   /** What the slot is known to be: as this process last found it, else as the status says. */
   private tracked(cluster: Cluster, slot: Slot): Tracked | undefined {
     return this.checks.get(`${cluster.metadata.uid}/${slot}`)?.status[slot] ?? cluster.status?.[slot];
@@ -259,21 +273,14 @@ export class StoreBackups {
       const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
         this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
       if (!steady || busy || !primary || !ready(primary)) return {};
-      const startTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-      // One that failed on a standby is taken next on the primary: a standby that cannot serve one (too far behind to
-      // reach its start, say) never leaves the cluster without backups.
+      // One that failed on a standby, and could not be taken again at once on the primary, is taken next there: a
+      // standby that cannot serve one (too far behind to reach its start, say) never leaves the cluster without backups.
       const failedOnStandby = request?.phase === 'Failed' && request.member !== undefined &&
         request.member !== primary.metadata.name;
-      const on = standby && ready(standby.pod) && !failedOnStandby ? standby.pod : primary;
-      await this.deps.run(ns, on.metadata.name, startBackupScript(token, startTime, spec.backup!, type,
-        on === primary ? undefined : standby!.options));
-      await event('Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ${token} started on ` +
-        `${on.metadata.name}, into the object store` + (on === primary ? ''
-        : `: a standby, copying the data files, the primary ${primary.metadata.name} starting and stopping it`));
-      const status = { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
-        ...(on === primary ? {} : { standbyOf: primary.metadata.name }), startTime, message: 'started' } };
-      this.checks.set(key, { status, memberUid: on.metadata.uid!, at: performance.now(), unseen: 0 });
-      return status;
+      const on = standby && ready(standby.pod) && !failedOnStandby ? standby : undefined;
+      const started = await this.begin(cluster, spec, slot, token, type, primary, on);
+      this.checks.set(key, { ...started, at: performance.now(), unseen: 0 });
+      return started.status;
     }
     const check = this.checks.get(key);
     if (request.phase !== 'Running') {
@@ -303,6 +310,16 @@ export class StoreBackups {
         entry.status = { ...extra, [slot]: { ...request, phase, message } };
         return event(phase === 'Completed' ? 'Normal' : 'Warning', `Backup${phase}`, `Backup ${token}: ${message}`);
       };
+      // One that failed on a standby is taken again at once on the primary, if the cluster is steady: a backup asked
+      // for (the one before a major upgrade among them) does not fail for want of a standby.
+      const failed = async (why: string) => {
+        if (request.standbyOf === undefined || !steady || !primary || !ready(primary)) return ended('Failed', why);
+        await event('Warning', 'BackupRetriedOnPrimary', `Backup ${token} failed on the standby ${member} (${why}); ` +
+          `taken again on the primary ${primary.metadata.name}`);
+        Object.assign(entry, await this.begin(cluster, spec, slot, token, type, primary), { at: performance.now(),
+          unseen: 0 });
+        entry.status[slot]!.message = `started again on the primary: on the standby ${member}, ${why}`.slice(0, 2000);
+      };
       try {
         const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript));
         // Its own backup, not an older one of that token (one from before backups were marked: begun after it was
@@ -319,10 +336,10 @@ export class StoreBackups {
           await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
         } else if (failedOver && onMember) {
           await this.deps.run(ns, member, stopBackupScript(token));
-          await ended('Failed', `the primary changed from ${request.standbyOf} to ${primary!.metadata.name} while ` +
+          await failed(`the primary changed from ${request.standbyOf} to ${primary!.metadata.name} while ` +
             `${member} took it from a standby; stopped`);
         } else if (restarted) {
-          await ended('Failed', `${member}, which was taking it, restarted before it finished`);
+          await failed(`${member}, which was taking it, restarted before it finished`);
         } else if (!onMember) {
           entry.status = { [slot]: { ...request, message: `${member} cannot be read; waiting for it` } };
         } else if (info.running) {
@@ -330,7 +347,7 @@ export class StoreBackups {
             : `${Math.floor(info.percentComplete)}% copied` } };
         } else if (entry.unseen >= 2 && Date.now() - Date.parse(request.startTime ?? '') > this.timing.startGraceMs) {
           const log = (await this.deps.run(ns, member, backupLogScript(token))).trim();
-          await ended('Failed', `pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
+          await failed(`pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
         }
       } catch (error) {
         entry.status = { [slot]: { ...request, message: `cannot read the repository: ${(error as Error).message.slice(0, 500)}` } };
