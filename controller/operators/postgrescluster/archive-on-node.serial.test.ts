@@ -343,6 +343,9 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
       if (s?.backupRequest?.phase === 'Failed') throw new Error(`backup failed: ${s.backupRequest.message}`);
       return s?.backupRequest?.token === 'from-standby' && s.backupRequest.phase === 'Completed' ? s : undefined;
     }, { timeoutMs: 180_000, intervalMs: 1000 });
+    const retried = (await kubectl('get', 'events', '--field-selector', 'reason=BackupRetriedOnPrimary', '-o',
+      'jsonpath={.items[*].message}')).stdout;
+    assert.doesNotMatch(retried, /Backup from-standby /, 'taken again on the primary');
     assert.equal(taken.backupRequest.member, standby);
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
       'jsonpath={.items[*].message}')).stdout, new RegExp(`Full backup from-standby started on ${standby}, into the ` +
