@@ -324,6 +324,8 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
       'jsonpath={.items[*].message}')).stdout,
     /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-\d{4}, into the object store: a standby, copying the data files, the primary restored-0001 starting/);
+    // Taken there to its end, not again on the primary.
+    assert.equal((await restored())?.scheduledBackup?.standbyOf, 'restored-0001');
     console.log(`new timeline: backup ${backup.name} in the store ${((performance.now() - promotedAt) / 1000).toFixed(1)} s ` +
       'after the promotion was seen');
   });
@@ -354,8 +356,9 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     const manifest = await s3Request(store, 'GET',
       `/${store.bucket}/${namespace}/restored/backup/restored/${taken.lastBackup.name}/backup.manifest`);
     assert.match(manifest, /^option-backup-standby=true$/m);
-    // None of restored's backups, through its recovery, promotions and this one, ever ran beside another.
-    assert.doesNotMatch((await kubectl('get', 'events', '--field-selector', 'involvedObject.name=restored,reason=BackupFailed',
+    // None of restored's backups, through its recovery, promotions and this one, ever ran beside another: no Event of it
+    // (BackupFailed, BackupRetriedOnPrimary) says pgBackRest found the lock held.
+    assert.doesNotMatch((await kubectl('get', 'events', '--field-selector', 'involvedObject.name=restored',
       '-o', 'jsonpath={.items[*].message}')).stdout, /unable to acquire lock/);
     // The latest backup of restored is that one: a cluster recovered from the store, all of it, starts from it.
     cleanups.push(() => kubectl('delete', 'pgc', 'from-standby', '--ignore-not-found', '--wait=true', '--timeout=120s')

@@ -174,6 +174,20 @@ describe('following backups into the object store', () => {
     assert.equal(next.backupRequest?.member, 'db-0000');
   });
 
+  it('takes again on the primary a backup whose standby\'s postgres container ended since it started, though its pod stays', async () => {
+    const crashing = pod('db-0001');
+    const { repository, last, step } = onMembers({ 'db-0000': primary, 'db-0001': crashing });
+    repository.heldOn.add('db-0001');
+    let status: any = await step(last, 'one', primary, standbyOf(crashing));
+    assert.equal(status.backupRequest.member, 'db-0001');
+    const later = new Date(Date.parse(status.backupRequest.startTime) + 5_000).toISOString();
+    crashing.status = { conditions: [{ type: 'Ready', status: 'False' }], containerStatuses: [{ name: 'postgres',
+      state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, finishedAt: later } } }] };
+    status = await step(status, 'one', primary);
+    assert.deepEqual([status.backupRequest.phase, status.backupRequest.member], ['Running', 'db-0000']);
+    assert.match(status.backupRequest.message, /on the standby db-0001, db-0001, which was taking it, restarted before it finished/);
+  });
+
   it('takes a backup that failed on a standby again at once on the primary, under the same token', async () => {
     const replica = pod('db-0001');
     const { ran, events, repository, last, step } = onMembers({ 'db-0000': primary, 'db-0001': replica });
@@ -219,7 +233,7 @@ describe('following backups into the object store', () => {
     assert.match(status.backupRequest.message, /the primary changed from db-0000 to db-0002 while db-0001 took it/);
     assert.ok(ran.some((r) => r.pod === 'db-0001' && r.script.includes('"keelson.dev/reque""st=one "')));
     // Once the new primary is steady, the one after is taken there.
-    status = await step(status, 'two', promoted, standbyOf(replica));
+    status = await step(status, 'two', promoted, { pod: replica, options: '--backup-standby --pg2-host=db-0002.db-members.shop.svc' });
     assert.equal(status.backupRequest.member, 'db-0002');
   });
 

@@ -139,6 +139,16 @@ const defaultTiming = { checkEveryMs: 5_000, startGraceMs: 30_000 };
 const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const postgresRunning = (pod: Pod) => ready(pod) ||
   (pod.status?.containerStatuses ?? []).some((c) => c.name === 'postgres' && c.state?.running !== undefined);
+/**
+ * Whether the member's postgres container, in which the backup ran, ended since it started (`since`, to the second):
+ * one crashing again and again keeps its pod and never runs the backup again.
+ */
+const postgresEndedSince = (pod: Pod, since: string | undefined) => {
+  const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === 'postgres');
+  const after = (time: unknown) => time !== undefined && since !== undefined &&
+    Date.parse(String(time)) > Date.parse(since);
+  return after(status?.state?.terminated?.finishedAt) || after(status?.lastState?.terminated?.finishedAt);
+};
 const minuteStamp = (date: Date) => date.toISOString().replace(/[-:]/g, '').slice(0, 13) + 'Z';
 
 /**
@@ -295,7 +305,7 @@ export class StoreBackups {
     const pod = this.deps.pod(ns, member);
     // The backup runs in the process that started it: a member restarted since has lost it.
     const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
-      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid);
+      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid) || postgresEndedSince(pod, request.startTime);
     // pgBackRest's lock is the member's own: only there does "not running" mean it ended. A member that is not
     // ready (a standby behind while it copies, say) still runs it, and is read all the same.
     const onMember = !restarted && postgresRunning(pod);

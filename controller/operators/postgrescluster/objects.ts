@@ -313,11 +313,13 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
   if (store) {
     withObjectStore(cluster, store, '/var/run/postgresql', { env, volumes, mounts });
     const peer = peerVolume(cluster);
-    volumes.push(peer.volume, { name: 'backup-server-tmp', emptyDir: {} });
+    volumes.push(peer.volume);
     mounts.push(peer.mount);
     sidecars.push(backupServerSidecar(cluster, imageOf(spec), [peer.mount,
       { name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
-      { name: 'run', mountPath: '/var/run/postgresql', readOnly: true }, { name: 'backup-server-tmp', mountPath: '/tmp' }],
+      // PostgreSQL's /tmp, where pgBackRest keeps its locks: the remote of a backup from a standby holds the backup
+      // lock that a backup on this member would take, so the two never run at once.
+      { name: 'run', mountPath: '/var/run/postgresql', readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
     hardened));
   }
   // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made

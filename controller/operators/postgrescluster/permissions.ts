@@ -5,8 +5,9 @@ export const permissions: Permission[] = [
   { group: '', resource: 'pods', verbs: ['list', 'watch', 'create', 'delete', 'patch'],
     reason: 'run one pod per member, replace and remove members, and relabel the primary' },
   { group: '', resource: 'pods/exec', verbs: ['get', 'create'],
-    reason: 'ask members how far their WAL goes, promote one, set its synchronous standbys, and read the passwords a ' +
-      'member runs with to restore a deleted credentials Secret (a WebSocket exec asks for both verbs)' },
+    reason: 'ask members how far their WAL goes, promote one, set its synchronous standbys, start, follow and stop ' +
+      'pgBackRest backups on them, and read the passwords a member runs with to restore a deleted credentials Secret ' +
+      '(a WebSocket exec asks for both verbs)' },
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'one volume per member and the backup volume, read live before a member restarts on one, relabelled ' +
       'when its labels are lost, owned or let go as the retention policy says; deleted only when ' +

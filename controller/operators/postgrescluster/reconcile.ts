@@ -379,7 +379,7 @@ class PostgresClusterReconciler {
   private backupStandby(cluster: Cluster, spec: Spec, primary: Pod | undefined, peersReady: boolean): Standby | undefined {
     if (!spec.backup?.objectStore) return undefined;
     const replicas = this.memberPods(cluster).filter((pod) => pod.metadata.labels?.[roleLabel] === 'replica');
-    const source = backupSource(spec, primary, replicas, peersReady);
+    const source = backupSource(spec, primary, replicas, peersReady, cluster.status?.synchronous?.standbys ?? []);
     return source?.standbyOf ? { pod: source.pod, options: standbyOptions(cluster, source.standbyOf, memberLayout) } : undefined;
   }
 

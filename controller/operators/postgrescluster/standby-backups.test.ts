@@ -18,6 +18,15 @@ describe('where a backup into the object store runs', () => {
     assert.equal(choice?.standbyOf, 'db-0000');
   });
 
+  it('prefers a replica no commit waits for, and never takes the primary for a replica', () => {
+    const on = (...args: Parameters<typeof backupSource>) => backupSource(...args)?.pod.metadata.name;
+    const replicas = [member('db-0001'), member('db-0002')];
+    assert.equal(on(spec(), member('db-0000'), replicas, true, ['db-0001']), 'db-0002');
+    assert.equal(on(spec(), member('db-0000'), replicas, true, ['db-0001', 'db-0002']), 'db-0001');
+    // Just promoted, its pod still labelled replica.
+    assert.equal(on(spec(), member('db-0001'), replicas, true, []), 'db-0002');
+  });
+
   it('runs on the primary when asked to, when no replica streams, or when a server is missing', () => {
     const primary = member('db-0000');
     const on = (...args: Parameters<typeof backupSource>) => backupSource(...args)?.pod.metadata.name;

@@ -152,14 +152,16 @@ const serving = (pod: Pod) => !pod.metadata.deletionTimestamp &&
 
 /**
  * Where a backup runs: on a ready replica (one streaming) when backup.target allows it and both it and the primary
- * run the server (members made before they did back up on the primary until made again), else on the primary.
+ * run the server (members made before they did back up on the primary until made again), else on the primary. A
+ * replica no commit waits for (`synchronous`: those one may) comes first: reading its volume through slows no commit.
  */
-export function backupSource(spec: Spec, primary: Pod | undefined, replicas: Pod[], peersReady: boolean):
-  { pod: Pod; standbyOf?: string } | undefined {
+export function backupSource(spec: Spec, primary: Pod | undefined, replicas: Pod[], peersReady: boolean,
+  synchronous: string[] = []): { pod: Pod; standbyOf?: string } | undefined {
   if (!primary) return undefined;
+  const waitedFor = (pod: Pod) => (synchronous.includes(pod.metadata.name) ? 1 : 0);
   const standby = spec.backup?.target === 'primary' || !peersReady || !serving(primary) ? undefined
-    : replicas.filter((pod) => ready(pod) && serving(pod))
-      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))[0];
+    : replicas.filter((pod) => pod.metadata.name !== primary.metadata.name && ready(pod) && serving(pod))
+      .sort((a, b) => waitedFor(a) - waitedFor(b) || a.metadata.name.localeCompare(b.metadata.name))[0];
   return standby ? { pod: standby, standbyOf: primary.metadata.name } : { pod: primary };
 }
 
