@@ -17,6 +17,7 @@ export { Metrics } from './metrics.ts';
 export { eventPermissions, leaderElectionPermissions } from './permissions.ts';
 export { applyIfChanged, controllerReference, isControlledBy, type Owner } from './objects.ts';
 export { readPrimary, type Primary } from './primary.ts';
+export { forgetUid, UidsSeen } from './memos.ts';
 export { primariesConcerning, primariesSelecting, requestOf } from './mappers.ts';
 export { matches, type LabelSelector } from './selectors.ts';
 export { apiVersionOf, core, keyOf, kindType, parseKey, pathOf, types, type KubeObject, type ObjectMeta,

@@ -10,6 +10,7 @@ import { timelineOf } from './archiving.ts';
 import { majorOf } from './plan.ts';
 import { parseSchedule, previousFire } from './cron.ts';
 import { backupRequestAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 const tokenPattern = /^[-._a-zA-Z0-9]{1,63}$/;
 const logDir = '/tmp/pgbackrest';
@@ -179,6 +180,12 @@ export class StoreBackups {
   private readonly asked = new Map<string, { reason: string; token: string; at: number; tries: number }>();
 
   constructor(private readonly deps: StoreBackupsDeps, private readonly timing = defaultTiming) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.checks, uid);
+    forgetUid(this.asked, uid);
+  }
 
   /**
    * What the status should say of the cluster's backups; `timeline`, the primary's, where known; `asked`, the token

@@ -248,6 +248,16 @@ describe('the certificate members take backups from a standby with', () => {
     assert.deepEqual(deps.events, ['Normal BackupPeerCertificateRenewed']);
   });
 
+  it('looks afresh at a cluster it forgot (one deleted, made again under its name)', async () => {
+    const deps = store();
+    const peers = new BackupPeers(deps);
+    await peers.ensure(cluster);
+    deps.objects.delete('Secret/orders-backup-peer');
+    peers.forget(cluster.metadata.uid);
+    await peers.ensure(cluster);
+    assert.ok(peerSecret(deps), 'made again at once: nothing remembered of the cluster');
+  });
+
   it('is not written over when the Secret of its name is someone else\'s', async () => {
     const deps = store();
     deps.objects.set('Secret/orders-backup-peer', { metadata: { name: 'orders-backup-peer' }, data: {} });

@@ -10,6 +10,7 @@ import type { Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import type { Condition } from '../../runtime/status.ts';
 import type { PostgresClusterResource } from './schema.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 /**
  * What the operator sets itself, or what would stop replication, archiving, failover or the pod's logs if set
@@ -226,6 +227,11 @@ export class MemberConfigurations {
   private readonly refused = new Map<string, { hash: string; message: string }>();
 
   constructor(private readonly deps: ConfigurationDeps) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.refused, uid);
+  }
 
   async follow(cluster: Cluster, config: PostgresqlConfiguration | undefined, members: Pod[],
     { mayApply, size, generation }: { mayApply: boolean; size: number; generation: number | undefined }): Promise<Pending> {

@@ -41,6 +41,7 @@ import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePee
 import { monitorRoleScript, noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { majorUpgradeRetryAnnotation, PostgresCluster, switchoverAnnotation, type PostgresClusterResource,
   type PostgresClusterStatus } from './schema.ts';
+import { forgetUid, UidsSeen } from '../../runtime/memos.ts';
 
 interface CronJob extends KubeObject {
   status?: { lastSuccessfulTime?: string };
@@ -148,6 +149,8 @@ class PostgresClusterReconciler {
   private readonly resizeRefused = new Map<string, { message: string; at: number }>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
   private readonly busySince = new Map<string, Map<string, number>>();
+  /** Each cluster's uid, by key: what is remembered of a cluster is dropped once it is deleted or made again. */
+  private readonly uidsSeen = new UidsSeen();
 
   constructor(private readonly ctx: OperatorContext, private readonly agentImage: string,
     private readonly stuckAfterMs: number) {
@@ -221,6 +224,8 @@ class PostgresClusterReconciler {
 
   async reconcile(request: Request, { log }: ReconcileContext): Promise<ReconcileResult> {
     const primary = readPrimary(this.clusters, request, PostgresCluster);
+    const gone = this.uidsSeen.now(keyOf(request), primary?.object.metadata.uid);
+    if (gone) this.forget(gone);
     if (!primary) return;
     const { object: cluster, problems } = primary;
     const generation = cluster.metadata.generation;
@@ -373,6 +378,14 @@ class PostgresClusterReconciler {
       await this.ctx.events.record(cluster, 'Warning', 'MajorUpgradeFailed', next.record.message);
     }
     return { record: next.record, step: planned, ...next.backup ? { backupAsked: next.backup } : {} };
+  }
+
+  /** Drops what this process remembers of a cluster gone (by uid), here and in each part that follows it. */
+  private forget(uid: string): void {
+    for (const memo of [this.promotions, this.leaseSeen, this.lostSince, this.archiveChecks, this.replacedAt,
+      this.busySince]) forgetUid(memo, uid);
+    for (const part of [this.backups, this.configurations, this.managedRoles, this.certificates, this.backupPeers,
+      this.upgrades]) part.forget(uid);
   }
 
   /** The replica a backup into the object store is taken on, if one can be (standby-backups.ts). */

@@ -9,6 +9,7 @@ import type { Owner } from '../../runtime/objects.ts';
 import type { Condition } from '../../runtime/status.ts';
 import { ScriptFailed } from './configuration.ts';
 import type { PostgresClusterResource } from './schema.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 const identifier = '^[a-z_][a-z0-9_]{0,62}$';
 /** What the operator and PostgreSQL keep for themselves, or refuse as role names. */
@@ -150,6 +151,11 @@ export class ManagedRoles {
   private readonly applied = new Map<string, { key: string; generation?: number; readAt: number; condition: Pending }>();
 
   constructor(private readonly deps: RolesDeps) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.applied, uid);
+  }
 
   async follow(cluster: Cluster, roles: readonly RoleSpec[], databases: readonly DatabaseSpec[], primary: Pod | undefined,
     mayApply: boolean, generation: number | undefined): Promise<Pending | undefined> {

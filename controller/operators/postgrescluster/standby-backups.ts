@@ -14,6 +14,7 @@ import { caLifetimeMs, certificatesOf, issueCa, issuePeer, renewalDue } from './
 import { stanzaOf } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
 import type { TlsDeps } from './tls.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -59,6 +60,11 @@ export class BackupPeers {
 
   constructor(private readonly deps: TlsDeps,
     private readonly now: () => number = Date.now) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.good, uid);
+  }
 
   /** Whether the Secret is there, the cluster's and good: members can serve and take backups from a standby. */
   async ensure(cluster: Cluster): Promise<boolean> {

@@ -12,6 +12,7 @@ import type { KubeObject } from '../../runtime/resources.ts';
 import { createPrivateKey } from 'node:crypto';
 import { certificatesOf, issueCa, issueServer, renewalDue, serverProblems, type Issued } from './certificates.ts';
 import type { PostgresClusterResource } from './schema.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 export const tlsSpec = object({
   serverSecret: object({
@@ -95,6 +96,12 @@ export class ServerCertificates {
   private readonly looked = new Map<string, { key: string; at: number; result: Followed }>();
 
   constructor(private readonly deps: TlsDeps, private readonly now: () => number = Date.now) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.warned, uid);
+    forgetUid(this.looked, uid);
+  }
 
   async follow(cluster: Cluster, spec: TlsSpec | undefined, generation: number | undefined): Promise<Followed> {
     const { name, namespace, uid } = cluster.metadata;

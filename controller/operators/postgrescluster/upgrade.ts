@@ -16,6 +16,7 @@ import { afterUpgradeScript, notWholeExitCode, untouchedExitCode } from './upgra
 import { majorOf, type Step } from './plan.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { majorUpgradeRetryAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
+import { forgetUid } from '../../runtime/memos.ts';
 
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -199,6 +200,11 @@ export class MajorUpgrades {
   private readonly written = new Map<string, { record: MajorUpgradeStatus }>();
 
   constructor(private readonly deps: MajorUpgradeDeps, private readonly now: () => Date = () => new Date()) {}
+
+  /** Drops what is remembered of a cluster gone (by uid). */
+  forget(uid: string): void {
+    forgetUid(this.written, uid);
+  }
 
   /** The cluster's upgrade record: as its status says, or as this process last wrote it if the status is behind. */
   latest(cluster: Cluster): MajorUpgradeStatus | undefined {
