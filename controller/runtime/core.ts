@@ -18,3 +18,7 @@ export type PodSpec = NonNullable<Pod['spec']>;
 export type PodStatus = NonNullable<Pod['status']>;
 export type ContainerStatus = NonNullable<PodStatus['containerStatuses']>[number];
 export type EphemeralContainer = Wire<V1EphemeralContainer>;
+
+/** Whether the pod's Ready condition is True: its containers pass their readiness probes. */
+export const podReady = (pod: Pod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

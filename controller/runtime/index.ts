@@ -22,6 +22,6 @@ export { primariesConcerning, primariesSelecting, requestOf } from './mappers.ts
 export { matches, type LabelSelector } from './selectors.ts';
 export { apiVersionOf, core, keyOf, kindType, parseKey, pathOf, types, type KubeObject, type ObjectMeta,
   type OwnerReference, type ResourceType } from './resources.ts';
-export type { ContainerStatus, Pod, PodSpec, PodStatus } from './core.ts';
+export { podReady, type ContainerStatus, type Pod, type PodSpec, type PodStatus } from './core.ts';
 export { createLogger } from './log.ts';
 export { loadKubeConfig } from './kubeconfig.ts';

@@ -3,7 +3,7 @@
 // ready yet are left until their next change; a pod recreated under the same name is a new pod and gets one too.
 import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
-import type { EphemeralContainer, Pod } from '../../runtime/core.ts';
+import { podReady, type EphemeralContainer, type Pod } from '../../runtime/core.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { ApiError } from '../../runtime/rest.ts';
@@ -26,8 +26,7 @@ const podView = { keep: ['spec.containers.name', 'spec.ephemeralContainers', 'st
 const recentLimit = 20;
 
 function runningAndReady(pod: Pod): boolean {
-  return pod.status?.phase === 'Running' &&
-    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return pod.status?.phase === 'Running' && podReady(pod);
 }
 
 /** Whether the pod already carries this tool's container, under any spec the tool has had. */

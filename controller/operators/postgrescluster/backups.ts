@@ -4,7 +4,7 @@
 // reconcile waits for it; the backup carries the token as an annotation, and what pgBackRest's repository says of it
 // (its WAL range, size, times) becomes status.lastBackup. A backup that ends without reaching the repository is
 // reported Failed with the end of its log.
-import type { Pod } from '../../runtime/core.ts';
+import { podReady, type Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { timelineOf } from './archiving.ts';
 import { majorOf } from './plan.ts';
@@ -137,8 +137,7 @@ export interface StoreBackupsDeps {
 /** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
 const defaultTiming = { checkEveryMs: 5_000, startGraceMs: 30_000 };
 
-const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-const postgresRunning = (pod: Pod) => ready(pod) ||
+const postgresRunning = (pod: Pod) => podReady(pod) ||
   (pod.status?.containerStatuses ?? []).some((c) => c.name === 'postgres' && c.state?.running !== undefined);
 /**
  * Whether the member's postgres container, in which the backup ran, ended since it started (`since`, to the second):
@@ -289,12 +288,12 @@ export class StoreBackups {
       }
       const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
         this.tracked(cluster, 'scheduledBackup')?.phase === 'Running';
-      if (!steady || busy || !primary || !ready(primary)) return {};
+      if (!steady || busy || !primary || !podReady(primary)) return {};
       // One that failed on a standby, and could not be taken again at once on the primary, is taken next there: a
       // standby that cannot serve one (too far behind to reach its start, say) never leaves the cluster without backups.
       const failedOnStandby = request?.phase === 'Failed' && request.member !== undefined &&
         request.member !== primary.metadata.name;
-      const on = standby && ready(standby.pod) && !failedOnStandby ? standby : undefined;
+      const on = standby && podReady(standby.pod) && !failedOnStandby ? standby : undefined;
       const started = await this.begin(cluster, spec, slot, token, type, primary, on);
       this.checks.set(key, { ...started, at: performance.now(), unseen: 0 });
       return started.status;
@@ -316,7 +315,7 @@ export class StoreBackups {
     // pgBackRest's lock is the member's own: only there does "not running" mean it ended. A member that is not
     // ready (a standby behind while it copies, say) still runs it, and is read all the same.
     const onMember = !restarted && postgresRunning(pod);
-    const reader = onMember ? member : primary && ready(primary) ? primary.metadata.name : undefined;
+    const reader = onMember ? member : primary && podReady(primary) ? primary.metadata.name : undefined;
     if (!reader) return entry.status;
     // Taken on a standby, it reaches the primary it started on: once another is, it cannot finish; stopped there,
     // so that it never runs beside the next one (pgBackRest's lock is per host).
@@ -330,7 +329,7 @@ export class StoreBackups {
       // One that failed on a standby is taken again at once on the primary, if the cluster is steady: a backup asked
       // for (the one before a major upgrade among them) does not fail for want of a standby.
       const failed = async (why: string) => {
-        if (request.standbyOf === undefined || !steady || !primary || !ready(primary)) return ended('Failed', why);
+        if (request.standbyOf === undefined || !steady || !primary || !podReady(primary)) return ended('Failed', why);
         await event('Warning', 'BackupRetriedOnPrimary', `Backup ${token} failed on the standby ${member} (${why}); ` +
           `taken again on the primary ${primary.metadata.name}`);
         Object.assign(entry, await this.begin(cluster, spec, slot, token, type, primary), { at: performance.now(),

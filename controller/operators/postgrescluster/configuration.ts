@@ -6,7 +6,7 @@
 // for a minor version; a restart that still fails (memory the node cannot give) stops the roll.
 import { createHash } from 'node:crypto';
 import { array, map, object, string, type Infer } from '../../api/schema.ts';
-import type { Pod } from '../../runtime/core.ts';
+import { podReady, type Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import type { Condition } from '../../runtime/status.ts';
 import type { PostgresClusterResource } from './schema.ts';
@@ -210,7 +210,6 @@ export interface ConfigurationDeps {
 type Cluster = PostgresClusterResource & Owner;
 type Pending = Omit<Condition, 'lastTransitionTime'>;
 
-const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /** The postgres container's restarts: one copies the ConfigMap over the data directory, which may lag behind. */
 const restarts = (pod: Pod) => pod.status?.containerStatuses?.find((c) => c.name === 'postgres')?.restartCount ?? 0;
@@ -250,10 +249,10 @@ export class MemberConfigurations {
       this.deps.run(pod.metadata.namespace!, pod.metadata.name, configurationScript(config, mode));
     const accepted = live.some((p) => annotation(p, configurationAnnotation)?.startsWith(`${hash}/`));
     try {
-      if (mayApply && !this.refused.has(uid) && behind().some(ready)) {
-        for (const pod of live.filter(ready)) await run(pod, 'check');
+      if (mayApply && !this.refused.has(uid) && behind().some(podReady)) {
+        for (const pod of live.filter(podReady)) await run(pod, 'check');
         await this.deps.store(cluster, config);
-        for (const pod of behind().filter(ready)) {
+        for (const pod of behind().filter(podReady)) {
           const pending = (await run(pod, 'apply')).trim().split('\n').filter(Boolean);
           const name = pod.metadata.name;
           await this.deps.annotate(pod.metadata.namespace!, name, { [configurationAnnotation]: stamp(pod),

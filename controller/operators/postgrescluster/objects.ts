@@ -37,8 +37,9 @@ const postgresUid = 999;
 const scriptsDir = '/keelson';
 const configurationDir = '/keelson-configuration';
 const pgdata = '/var/lib/postgresql/data/pgdata';
+const socketDir = '/var/run/postgresql';
 /** Where every member keeps its data and serves PostgreSQL, as pgBackRest is told. */
-export const memberLayout = { pgdata, socketDir: '/var/run/postgresql', port };
+export const memberLayout = { pgdata, socketDir, port };
 const backupsDir = '/backups';
 const tlsSourceDir = '/keelson-tls';
 const tlsDir = '/var/run/keelson-tls';
@@ -55,7 +56,7 @@ export const names = {
   agent: (cluster: string) => `${cluster}-member`,
   majorUpgrade: (cluster: string) => `${cluster}-major-upgrade`,
 };
-const roleFile = '/var/run/postgresql/keelson-role';
+const roleFile = `${socketDir}/keelson-role`;
 /** Where the operator's image keeps the compiled agent (the Dockerfile's WORKDIR is /app). */
 export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
 
@@ -234,12 +235,12 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
         { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
         { name: 'LEASE', value: names.lease(cluster.metadata.name) },
         { name: 'ROLE_FILE', value: roleFile },
-        { name: 'SOCKET_DIR', value: '/var/run/postgresql' },
+        { name: 'SOCKET_DIR', value: socketDir },
         { name: 'PGPORT', value: String(port) },
         { name: 'NODE_ENV', value: 'production' },
       ],
       ports: [{ name: 'failsafe', containerPort: failsafePort }, { name: 'metrics', containerPort: metricsPort }],
-      volumeMounts: [{ name: 'run', mountPath: '/var/run/postgresql' },
+      volumeMounts: [{ name: 'run', mountPath: socketDir },
         { name: 'agent-token', mountPath: tokenPath, readOnly: true }],
       securityContext: { ...hardened, readOnlyRootFilesystem: true },
       resources: { requests: { cpu: '10m', memory: '48Mi' }, limits: { memory: '128Mi' } },
@@ -286,7 +287,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
     { name: 'data', mountPath: '/var/lib/postgresql/data' },
     { name: 'scripts', mountPath: scriptsDir, readOnly: true },
     { name: 'configuration', mountPath: configurationDir, readOnly: true },
-    { name: 'run', mountPath: '/var/run/postgresql' },
+    { name: 'run', mountPath: socketDir },
     { name: 'tmp', mountPath: '/tmp' },
     { name: 'tls-source', mountPath: tlsSourceDir, readOnly: true },
     { name: 'tls', mountPath: tlsDir },
@@ -311,7 +312,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
   const store = spec.backup?.objectStore;
   const sidecars = [agent.container];
   if (store) {
-    withObjectStore(cluster, store, '/var/run/postgresql', { env, volumes, mounts });
+    withObjectStore(cluster, store, socketDir, { env, volumes, mounts });
     const peer = peerVolume(cluster);
     volumes.push(peer.volume);
     mounts.push(peer.mount);
@@ -319,7 +320,7 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
       { name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
       // PostgreSQL's /tmp, where pgBackRest keeps its locks: the remote of a backup from a standby holds the backup
       // lock that a backup on this member would take, so the two never run at once.
-      { name: 'run', mountPath: '/var/run/postgresql', readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
+      { name: 'run', mountPath: socketDir, readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
     hardened));
   }
   // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made

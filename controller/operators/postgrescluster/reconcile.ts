@@ -5,7 +5,7 @@
 import type { ControllerOptions } from '../../api/flags.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
-import type { Pod } from '../../runtime/core.ts';
+import { podReady, type Pod } from '../../runtime/core.ts';
 import type { Logger } from 'pino';
 import type { Owner } from '../../runtime/objects.ts';
 import { syncPodMonitor } from '../pod-monitor.ts';
@@ -27,7 +27,7 @@ import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, confi
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
 import { StoreBackups, type Standby } from './backups.ts';
-import { BackupPeers, backupSource, standbyOptions } from './standby-backups.ts';
+import { backupPeerSecret, BackupPeers, backupSource, standbyOptions } from './standby-backups.ts';
 import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './configuration.ts';
 import { ManagedRoles } from './roles.ts';
 import { ServerCertificates, type Followed, type TlsDeps } from './tls.ts';
@@ -103,7 +103,6 @@ const retryOf = (cluster: Cluster) => {
 /** Whether the step makes a member pod. */
 const makesPod = (step: Step) => ['create-seed', 'start-member', 'add-member', 'upgrade-member', 'replace-member']
   .includes(step.kind);
-const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const indexOf = (name: string) => Number(/-(\d{4})$/.exec(name)?.[1] ?? -1);
 /** verify-full, unless the primary is a member made before members served TLS (its pod has no tlsAnnotation). */
 const replicationSslMode = (pods: Pod[]): ReplicationSslMode => pods.some((p) => !p.metadata.deletionTimestamp &&
@@ -253,8 +252,8 @@ class PostgresClusterReconciler {
     const tls = spec.paused ? undefined : await this.certificates.follow(cluster, spec.tls, generation);
     if (tls) conditions.push(this.servingTls(cluster, tls.condition));
     // Before any member is started too, so that its backup server finds the certificate at once.
-    const backupPeersReady = spec.paused || !spec.backup?.objectStore ? false
-      : await this.backupPeers.ensure(cluster).catch(() => false);
+    const backupPeersReady = !spec.paused && spec.backup?.objectStore !== undefined &&
+      await this.backupPeersServe(cluster);
     const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
@@ -290,7 +289,7 @@ class PostgresClusterReconciler {
     }
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
-    const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && ready(primaryPod);
+    const podUp = primaryPod !== undefined && !primaryPod.metadata.deletionTimestamp && podReady(primaryPod);
     if (podUp && !spec.paused) {
       await this.restored(request.namespace!, primaryName!);
       await this.ensureMonitorRole(primaryPod, log);
@@ -386,6 +385,17 @@ class PostgresClusterReconciler {
       this.busySince]) forgetUid(memo, uid);
     for (const part of [this.backups, this.configurations, this.managedRoles, this.certificates, this.backupPeers,
       this.upgrades]) part.forget(uid);
+  }
+
+  /** Whether members can take backups from a standby: a Warning says why not, and backups run on the primary. */
+  private async backupPeersServe(cluster: Cluster): Promise<boolean> {
+    const problem = await this.backupPeers.ensure(cluster)
+      .catch((error: Error) => `Secret ${backupPeerSecret(cluster.metadata.name)}: ${error.message}`);
+    if (problem) {
+      await this.ctx.events.record(cluster, 'Warning', 'BackupPeerUnavailable', `${problem.slice(0, 500)}: backups ` +
+        'are taken on the primary until members have their pgBackRest certificate');
+    }
+    return problem === undefined;
   }
 
   /** The replica a backup into the object store is taken on, if one can be (standby-backups.ts). */
@@ -628,7 +638,7 @@ class PostgresClusterReconciler {
       const pod = pods.find((p) => p.metadata.name === name);
       return { name, index: indexOf(name), claim: true, claimDeleting: Boolean(claim.metadata.deletionTimestamp),
         ...(pod ? { pod: {
-          phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: ready(pod),
+          phase: (pod.status?.phase ?? 'Pending') as MemberPod['phase'], ready: podReady(pod),
           role: (pod.metadata.labels?.[roleLabel] ?? 'replica') as Role,
           version: pod.metadata.annotations?.[versionAnnotation] ?? '',
           revision: pod.metadata.annotations?.[revisionAnnotation] ?? '', deleting: Boolean(pod.metadata.deletionTimestamp),
@@ -1124,7 +1134,7 @@ class PostgresClusterReconciler {
     const shown = last?.condition ?? { type: 'ContinuousArchiving', status: 'False' as const, observedGeneration: generation,
       reason: restarting ? 'MembersRestarting' : 'NotCheckedYet', message: restarting
         ? 'the members restart, one at a time, to archive with the settings asked for' : 'archiving is checked once the cluster is steady' };
-    if (step.kind !== 'steady' || !primary || !ready(primary) || restarting || last?.running) return shown;
+    if (step.kind !== 'steady' || !primary || !podReady(primary) || restarting || last?.running) return shown;
     if (last && last.pod === primary.metadata.uid && performance.now() - last.at < archiveCheckMs) return shown;
     const ns = cluster.metadata.namespace!;
     const name = primary.metadata.name;

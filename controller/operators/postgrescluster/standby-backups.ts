@@ -9,7 +9,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { isControlledBy, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
-import type { Pod } from '../../runtime/core.ts';
+import { podReady, type Pod } from '../../runtime/core.ts';
 import { caLifetimeMs, certificatesOf, issueCa, issuePeer, renewalDue } from './certificates.ts';
 import { stanzaOf } from './archive.ts';
 import type { PostgresClusterResource } from './schema.ts';
@@ -66,15 +66,16 @@ export class BackupPeers {
     forgetUid(this.good, uid);
   }
 
-  /** Whether the Secret is there, the cluster's and good: members can serve and take backups from a standby. */
-  async ensure(cluster: Cluster): Promise<boolean> {
+  /**
+   * Makes the Secret good where it is not: undefined when members can serve and take backups from a standby, else
+   * why they cannot.
+   */
+  async ensure(cluster: Cluster): Promise<string | undefined> {
     const { name, namespace, uid } = cluster.metadata;
-    if (this.now() - (this.good.get(uid) ?? -Infinity) < lookEveryMs) return true;
+    if (this.now() - (this.good.get(uid) ?? -Infinity) < lookEveryMs) return undefined;
+    this.good.delete(uid);
     const current = await this.deps.secret(namespace!, backupPeerSecret(name));
-    if (current && !isControlledBy(current, cluster)) {
-      this.good.delete(uid);
-      return false;
-    }
+    if (current && !isControlledBy(current, cluster)) return `Secret ${backupPeerSecret(name)} is not this cluster's`;
     const problem = pairProblem(current, cluster, this.now());
     if (problem) {
       const ca = await issueCa(`${namespace}/${name} pgBackRest peers`, this.now());
@@ -82,8 +83,7 @@ export class BackupPeers {
       const data = { 'ca.crt': ca.cert, 'tls.crt': peer.cert, 'tls.key': peer.key };
       if (!(await this.deps.apply(cluster, this.deps.owned(cluster, 'Secret', backupPeerSecret(name), { type: 'Opaque',
         data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) })))) {
-        this.good.delete(uid);
-        return false;
+        return `Secret ${backupPeerSecret(name)} could not be written`;
       }
       if (current) {
         await this.deps.record(cluster, 'Normal', 'BackupPeerCertificateRenewed', `Made the certificate members ` +
@@ -91,7 +91,7 @@ export class BackupPeers {
       }
     }
     this.good.set(uid, this.now());
-    return true;
+    return undefined;
   }
 }
 
@@ -152,7 +152,6 @@ export function backupServerSidecar(cluster: Cluster, image: string, mounts: obj
   };
 }
 
-const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const serving = (pod: Pod) => !pod.metadata.deletionTimestamp &&
   (pod.status?.initContainerStatuses ?? []).some((c) => c.name === backupServerContainerName && c.state?.running);
 
@@ -166,7 +165,7 @@ export function backupSource(spec: Spec, primary: Pod | undefined, replicas: Pod
   if (!primary) return undefined;
   const waitedFor = (pod: Pod) => (synchronous.includes(pod.metadata.name) ? 1 : 0);
   const standby = spec.backup?.target === 'primary' || !peersReady || !serving(primary) ? undefined
-    : replicas.filter((pod) => pod.metadata.name !== primary.metadata.name && ready(pod) && serving(pod))
+    : replicas.filter((pod) => pod.metadata.name !== primary.metadata.name && podReady(pod) && serving(pod))
       .sort((a, b) => waitedFor(a) - waitedFor(b) || a.metadata.name.localeCompare(b.metadata.name))[0];
   return standby ? { pod: standby, standbyOf: primary.metadata.name } : { pod: primary };
 }
