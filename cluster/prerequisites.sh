@@ -40,8 +40,9 @@ missing=()
 needs=(mmdebstrap:mmdebstrap umoci:umoci ip:iproute2 iptables:iptables nft:nftables gcc:gcc pkg-config:pkg-config
   javac:default-jdk-headless openssl:openssl curl:curl)
 if [ "$purpose" = test ]; then
-  # A JDK's java and jcmd stand behind the JVM tests; useradd gives fixture processes users of their own.
-  needs+=(git:git java:default-jdk-headless jcmd:default-jdk-headless useradd:passwd)
+  # A JDK's java and jcmd stand behind the JVM tests; useradd gives fixture processes users of their own; pgBackRest
+  # backs up and restores in the member scripts' tests.
+  needs+=(git:git java:default-jdk-headless jcmd:default-jdk-headless useradd:passwd pgbackrest:pgbackrest)
 fi
 for need in "${needs[@]}"; do
   command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need#*:}")

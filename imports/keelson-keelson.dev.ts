@@ -721,7 +721,7 @@ export interface PostgresClusterSpec {
   readonly antiAffinity?: boolean;
 
   /**
-   * Scheduled base backups into the cluster's backup volume; with objectStore, into an S3-compatible object store instead, with continuous WAL archiving (pgBackRest).
+   * Continuous WAL archiving and scheduled base backups with pgBackRest: into the cluster's backup volume (<name>-backups), which a pod of its own, the repository host <name>-repo, mounts and serves to the members; with objectStore, into an S3-compatible object store instead.
    *
    * @schema PostgresClusterSpec#backup
    */
@@ -826,7 +826,7 @@ export interface PostgresClusterSpec {
   readonly tls?: PostgresClusterSpecTls;
 
   /**
-   * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a higher major is an upgrade in place with pg_upgrade (every member stopped meanwhile; with an object store, a full backup first), which, if it fails, leaves the members on the version they ran; a lower one is refused.
+   * The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image is postgres:<version> unless image is set. A minor change rolls through the members; a higher major is an upgrade in place with pg_upgrade (every member stopped meanwhile; with spec.backup, a full backup first), which, if it fails, leaves the members on the version they ran; a lower one is refused.
    *
    * @schema PostgresClusterSpec#version
    */
@@ -864,7 +864,7 @@ export function toJson_PostgresClusterSpec(obj: PostgresClusterSpec | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Scheduled base backups into the cluster's backup volume; with objectStore, into an S3-compatible object store instead, with continuous WAL archiving (pgBackRest).
+ * Continuous WAL archiving and scheduled base backups with pgBackRest: into the cluster's backup volume (<name>-backups), which a pod of its own, the repository host <name>-repo, mounts and serves to the members; with objectStore, into an S3-compatible object store instead.
  *
  * @schema PostgresClusterSpecBackup
  */
@@ -884,7 +884,7 @@ export interface PostgresClusterSpecBackup {
   readonly retain?: number;
 
   /**
-   * With objectStore, keep backups by age instead of by count: a full backup goes once a newer one is at least this many days old, so any time in the last retainDays days can be recovered to (pgBackRest's time retention); the WAL before the oldest backup kept goes with it.
+   * Keep backups by age instead of by count: a full backup goes once a newer one is at least this many days old, so any time in the last retainDays days can be recovered to (pgBackRest's time retention); the WAL before the oldest backup kept goes with it.
    *
    * @schema PostgresClusterSpecBackup#retainDays
    */
@@ -898,7 +898,7 @@ export interface PostgresClusterSpecBackup {
   readonly schedule: string;
 
   /**
-   * With objectStore, where a backup runs: prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary always reads the primary's volume.
+   * Where a backup reads the data files: prefer-standby copies them from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and from the primary when no replica streams; primary always reads the primary's volume.
    *
    * @schema PostgresClusterSpecBackup#target
    */
@@ -930,7 +930,7 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
  */
 export interface PostgresClusterSpecBootstrap {
   /**
-   * Create the cluster from an existing backup in a backup volume.
+   * Create the cluster from another cluster's backup volume, read where it lies (mounted read-only by the new seed, which must be able to mount it).
    *
    * @schema PostgresClusterSpecBootstrap#fromBackup
    */
@@ -1356,7 +1356,7 @@ export function toJson_PostgresClusterSpecBackupObjectStore(obj: PostgresCluster
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * With objectStore, where a backup runs: prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary always reads the primary's volume.
+ * Where a backup reads the data files: prefer-standby copies them from a streaming replica, the primary starting and stopping the backup and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a certificate of Secret <name>-backup-peer), and from the primary when no replica streams; primary always reads the primary's volume.
  *
  * @schema PostgresClusterSpecBackupTarget
  */
@@ -1368,13 +1368,13 @@ export enum PostgresClusterSpecBackupTarget {
 }
 
 /**
- * Create the cluster from an existing backup in a backup volume.
+ * Create the cluster from another cluster's backup volume, read where it lies (mounted read-only by the new seed, which must be able to mount it).
  *
  * @schema PostgresClusterSpecBootstrapFromBackup
  */
 export interface PostgresClusterSpecBootstrapFromBackup {
   /**
-   * The backup to restore; default the latest.
+   * The backup to restore, to its end: its pgBackRest label, as that cluster's status.lastBackup.name gives it; default the latest, with all the WAL archived after it.
    *
    * @schema PostgresClusterSpecBootstrapFromBackup#backup
    */

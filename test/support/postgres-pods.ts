@@ -2,8 +2,8 @@
 // their agents. The member scripts' PostgreSQL behaviour is proven against real servers (member.test.ts) and on the
 // real node; here the operator's orchestration is, so exec runs the operator's real scripts with a psql on PATH that
 // answers as each member would: its role and WAL position from a file the test writes, a promotion and the
-// replication slots made recorded in others. Each member's agent is the real one, renewing the Lease while it names
-// the member, its word read by no member script.
+// replication slots made recorded in others; and a pgBackRest that lists each backup it is asked for at once. Each
+// member's agent is the real one, renewing the Lease while it names the member, its word read by no member script.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -33,6 +33,29 @@ case "$*" in
 esac
 `;
 
+/**
+ * pgBackRest as the operator drives it, for a cluster's members and repository host (KEELSON_REPOSITORY, shared): a
+ * backup is listed at once, with the annotations it was given; what else it is asked is only recorded.
+ */
+const pgBackRest = `#!/bin/sh
+repository=\${KEELSON_REPOSITORY:?}
+case " $* " in
+  *" info "*) cat "$repository/info.json" 2>/dev/null || echo '[]' ;;
+  *" backup "*)
+    request=$(echo "$*" | sed -n 's/.*keelson.dev.request=\\([^ ]*\\).*/\\1/p')
+    started=$(echo "$*" | sed -n 's/.*keelson.dev.started=\\([^ ]*\\).*/\\1/p')
+    now=$(date +%s)
+    cat > "$repository/info.json" <<EOF
+[{"name": "s", "status": {"lock": {"backup": {"held": false}}}, "backup": [{"label": "$(date -u +%Y%m%d-%H%M%SF)",
+  "type": "full", "annotation": {"keelson.dev/request": "$request", "keelson.dev/started": "$started"},
+  "archive": {"start": "000000010000000000000002", "stop": "000000010000000000000002"},
+  "timestamp": {"start": $now, "stop": $now}, "info": {"size": 1, "repository": {"size": 1}}}]}]
+EOF
+    echo "$*" >> "$repository/commands" ;;
+  *) echo "$*" >> "$repository/commands" ;;
+esac
+`;
+
 /** The passwords each simulated member says it was started with (a pod's would come from the cluster's Secret). */
 export const memberPasswords = { POSTGRES_PASSWORD: 'kwokPostgres1', REPLICATION_PASSWORD: 'kwokReplication1' };
 
@@ -54,14 +77,21 @@ export async function serveMemberExec(cluster: LocalCluster, namespace: string, 
   await mkdir(bin, { recursive: true });
   await writeFile(join(bin, 'psql'), psql);
   await chmod(join(bin, 'psql'), 0o755);
+  await writeFile(join(bin, 'pgbackrest'), pgBackRest);
+  await chmod(join(bin, 'pgbackrest'), 0o755);
   const dir = (member: string) => join(scratch, member);
+  const repository = join(scratch, `${name}-repository`);
+  await mkdir(repository, { recursive: true });
+  const env = { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432', KEELSON_REPOSITORY: repository, ...memberPasswords };
+  // The repository host of a cluster that backs up into its volume.
+  await mkdir(dir(`${name}-repo`), { recursive: true });
+  await serveExec(cluster, { namespace, pod: `${name}-repo` }, dir(`${name}-repo`), env);
   const client = new Client(new RestClient(cluster.adminConfig()), agentPermissions, 'keelson-member-agent');
   const stopAgents = new AbortController();
   for (const member of members) {
     await mkdir(dir(member), { recursive: true });
     await writeFile(join(dir(member), 'position'), 'replica 0/1000000\n');
-    await serveExec(cluster, { namespace, pod: member }, dir(member), { PATH: `${bin}:/usr/bin:/bin`, PGPORT: '5432',
-      ...memberPasswords });
+    await serveExec(cluster, { namespace, pod: member }, dir(member), env);
     void new MemberAgent({ client, namespace, lease: names.lease(name), member, roleFile: join(dir(member), 'role'),
       log: pino({ level: 'silent' }) })
       .run(stopAgents.signal);

@@ -1,8 +1,9 @@
-// Continuous archiving into an S3-compatible object store with pgBackRest, the tool Debian packages beside PostgreSQL
-// (Crunchy's operator builds on it too): it pushes each WAL segment as PostgreSQL completes it, fetches segments back
-// for a replica whose primary no longer has them, keeps base backups and their retention, and restores to a point
-// in time. Members are configured through pgBackRest's environment variables, the keys read from the user's Secret
-// by the kubelet, so no configuration file carries a secret.
+// Continuous archiving with pgBackRest, the tool Debian packages beside PostgreSQL (Crunchy's operator builds on it
+// too), into an S3-compatible object store or into the backup volume through the repository host
+// (repository-host.ts): it pushes each WAL segment as PostgreSQL completes it, fetches segments back for a replica
+// whose primary no longer has them, keeps base backups and their retention, and restores to a point in time. Members
+// are configured through pgBackRest's environment variables, the store's keys read from the user's Secret by the
+// kubelet, so no configuration file carries a secret.
 import { createHash } from 'node:crypto';
 import type { PostgresClusterResource } from './schema.ts';
 
@@ -26,19 +27,36 @@ export function endpointOf(store: ObjectStore): { host: string; port?: number } 
   return { host: url.hostname, ...(url.port ? { port: Number(url.port) } : {}) };
 }
 
-/** pgBackRest's settings for a member whose data directory is `pgdata`, served on `socketDir` and `port`. */
-export function pgBackRestEnv(cluster: ClusterName, store: ObjectStore,
+/**
+ * pgBackRest's settings for a member whose data directory is `pgdata`, served on `socketDir` and `port`, archiving
+ * into the repository `repository` configures (objectStoreEnv, or repository-host.ts's repositoryHostClientEnv).
+ */
+export function pgBackRestEnv(cluster: ClusterName, repository: object[],
   member: { pgdata: string; socketDir: string; port: number }): object[] {
-  const { host, port } = endpointOf(store);
-  const value = (name: string, v: string | number) => ({ name: `PGBACKREST_${name}`, value: String(v) });
-  const key = (name: string, secretKey: string) => ({ name: `PGBACKREST_${name}`,
-    valueFrom: { secretKeyRef: { name: store.credentials.name, key: secretKey } } });
   return [
     value('STANZA', stanzaOf(cluster)),
     value('PG1_PATH', member.pgdata),
     value('PG1_PORT', member.port),
     value('PG1_SOCKET_PATH', member.socketDir),
     value('PG1_USER', 'postgres'),
+    ...repository,
+    value('START_FAST', 'y'),
+    // The container's log is the log: nothing written under /var/log, which is not writable.
+    value('LOG_LEVEL_FILE', 'off'),
+    value('LOG_LEVEL_CONSOLE', 'warn'),
+    value('LOCK_PATH', '/tmp/pgbackrest'),
+    { name: 'ARCHIVE_TIMEOUT', value: String(archiveTimeoutSeconds) },
+  ];
+}
+
+const value = (name: string, v: string | number) => ({ name: `PGBACKREST_${name}`, value: String(v) });
+
+/** pgBackRest's settings for the object store: the keys read from the user's Secret by the kubelet. */
+export function objectStoreEnv(cluster: ClusterName, store: ObjectStore): object[] {
+  const { host, port } = endpointOf(store);
+  const key = (name: string, secretKey: string) => ({ name: `PGBACKREST_${name}`,
+    valueFrom: { secretKeyRef: { name: store.credentials.name, key: secretKey } } });
+  return [
     value('REPO1_TYPE', 's3'),
     value('REPO1_PATH', repositoryPath(cluster, store)),
     value('REPO1_S3_BUCKET', store.bucket),
@@ -50,12 +68,6 @@ export function pgBackRestEnv(cluster: ClusterName, store: ObjectStore,
     key('REPO1_S3_KEY', 'AWS_ACCESS_KEY_ID'),
     key('REPO1_S3_KEY_SECRET', 'AWS_SECRET_ACCESS_KEY'),
     ...(store.ca ? [value('REPO1_STORAGE_CA_FILE', `${caDir}/${store.ca.key}`)] : []),
-    value('START_FAST', 'y'),
-    // The container's log is the log: nothing written under /var/log, which is not writable.
-    value('LOG_LEVEL_FILE', 'off'),
-    value('LOG_LEVEL_CONSOLE', 'warn'),
-    value('LOCK_PATH', '/tmp/pgbackrest'),
-    { name: 'ARCHIVE_TIMEOUT', value: String(archiveTimeoutSeconds) },
   ];
 }
 
@@ -70,14 +82,14 @@ export function caVolume(store: ObjectStore): { volume: object; mount: object } 
 
 /**
  * What a member's pod is made from besides the version: a member made from other settings is restarted, one at a
- * time, to take them (PostgreSQL reads archive_mode only when it starts). Empty for a cluster that archives nothing,
- * as pods made before there was archiving are.
+ * time, to take them (PostgreSQL reads archive_mode only when it starts). Empty for a cluster that archives nothing
+ * (no spec.backup), as pods made before there was archiving are.
  */
 export function archiveRevision(cluster: ClusterName, spec: Spec): string {
-  const store = spec.backup?.objectStore;
-  if (!store) return '';
-  return createHash('sha256').update(JSON.stringify([stanzaOf(cluster), repositoryPath(cluster, store), store]))
-    .digest('hex').slice(0, 16);
+  if (!spec.backup) return '';
+  const store = spec.backup.objectStore;
+  return createHash('sha256').update(JSON.stringify(store ? [stanzaOf(cluster), repositoryPath(cluster, store), store]
+    : [stanzaOf(cluster), 'repository-host'])).digest('hex').slice(0, 16);
 }
 
 type Recovery = NonNullable<NonNullable<Spec['bootstrap']>['recovery']>;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { archivingCondition, parseArchiverStats } from './archiving.ts';
-import { archiveRevision, endpointOf, pgBackRestEnv, pgBackRestTime, repositoryPath } from './archive.ts';
+import { archiveRevision, endpointOf, objectStoreEnv, pgBackRestEnv, pgBackRestTime, repositoryPath } from './archive.ts';
 
 const cluster = { metadata: { name: 'db', namespace: 'shop' } };
 const store = { endpoint: 'https://objectstore.keelson-local.svc.cluster.local:8443', bucket: 'keelson', region: 'us-east-1',
@@ -9,7 +9,7 @@ const store = { endpoint: 'https://objectstore.keelson-local.svc.cluster.local:8
 
 describe('archiving with pgBackRest', () => {
   it('configures members through the environment, the keys by reference to the user\'s Secret only', () => {
-    const env = pgBackRestEnv(cluster, store, { pgdata: '/data', socketDir: '/run', port: 5432 }) as
+    const env = pgBackRestEnv(cluster, objectStoreEnv(cluster, store), { pgdata: '/data', socketDir: '/run', port: 5432 }) as
       { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
     const value = (name: string) => env.find((e) => e.name === name)?.value;
     assert.equal(value('PGBACKREST_STANZA'), 'db');
@@ -34,9 +34,12 @@ describe('archiving with pgBackRest', () => {
   it('changes the members\' revision only with the archive settings', () => {
     const spec = (backup?: object) => ({ version: '15', backup }) as never;
     assert.equal(archiveRevision(cluster, spec()), '');
-    assert.equal(archiveRevision(cluster, spec({ schedule: '@daily', retain: 7 })), '');
+    const intoVolume = archiveRevision(cluster, spec({ schedule: '@daily', retain: 7 }));
+    assert.match(intoVolume, /^[0-9a-f]{16}$/, 'the backup volume archives too, through the repository host');
+    assert.equal(archiveRevision(cluster, spec({ schedule: '@hourly', retain: 2 })), intoVolume);
     const archiving = archiveRevision(cluster, spec({ schedule: '@daily', retain: 7, objectStore: store }));
     assert.match(archiving, /^[0-9a-f]{16}$/);
+    assert.notEqual(archiving, intoVolume);
     assert.equal(archiveRevision(cluster, spec({ schedule: '@hourly', retain: 3, objectStore: store })), archiving);
     assert.notEqual(archiveRevision(cluster, spec({ schedule: '@daily', retain: 7, objectStore: { ...store, bucket: 'other' } })),
       archiving);

@@ -113,7 +113,7 @@ describe('following backups into the object store', () => {
     // Listed while its process still holds the lock, expiring older ones: not ended, or the next would find it locked.
     status = await step(status);
     assert.deepEqual([status.backupRequest.phase, status.backupRequest.message],
-      ['Running', '20261126-021500F in the object store; expiring older backups']);
+      ['Running', '20261126-021500F in the repository; expiring older backups']);
     held = false;
     status = await step(status);
     assert.equal(status.backupRequest.phase, 'Completed');
@@ -147,6 +147,47 @@ describe('following backups into the object store', () => {
   }
   const standbyOf = (replica: any) => ({ pod: replica, options: '--backup-standby --pg2-host=db-0000.db-members.shop.svc' });
 
+  it('takes a backup into the volume on the repository host, from the standby given, and reads it there', async () => {
+    const replica = pod('db-0001');
+    const host = { ...pod('db-repo'), status: { conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [{ name: 'repository', state: { running: {} } }] } };
+    const ran: { pod: string; container: string; script: string }[] = [];
+    const events: string[] = [];
+    let listed: object[] = [];
+    const backups = new StoreBackups({
+      run: async (_ns, on, script, container) => {
+        ran.push({ pod: on, container, script });
+        return script.includes('pgbackrest info') ? info({ backup: { held: listed.length === 0 } }, listed) : '';
+      },
+      pod: (_ns, name) => ({ 'db-0000': primary, 'db-0001': replica, 'db-repo': host } as any)[name],
+      record: async (_c, _t, reason, note) => events.push(`${reason}: ${note}`),
+    }, { checkEveryMs: 0, startGraceMs: 0 });
+    const intoVolume = { backup: { schedule: '0 3 * * *', retain: 2 } } as any;
+    const standby = { pod: replica, options: '--pg1-host=db-0000.db-members.shop.svc --pg2-host=db-0001.db-members.shop.svc ' +
+      '--backup-standby' };
+    const repositoryHost = { pod: host, options: '--pg1-host=db-0000.db-members.shop.svc' };
+    const last = { lastBackup: { name: 'old', time: '2026-11-20T00:00:00Z', type: 'full' } };
+    assert.deepEqual(await backups.follow(clusterWith(last, 'one'), intoVolume, true, primary, { standby }), {},
+      'no repository host serving: nothing starts');
+    assert.equal(ran.length, 0);
+    let status: any = { ...last, ...await backups.follow(clusterWith(last, 'one'), intoVolume, true, primary,
+      { standby, repositoryHost }) };
+    assert.deepEqual([status.backupRequest.member, status.backupRequest.standbyOf], ['db-repo', 'db-0000']);
+    const start = ran.find((r) => r.script.includes('pgbackrest backup'))!;
+    assert.deepEqual([start.pod, start.container], ['db-repo', 'repository']);
+    assert.match(start.script, / --pg1-host=db-0000\S* --pg2-host=db-0001\S* --backup-standby \\\n/);
+    assert.match(events.join('\n'), /started on db-repo, into the backup volume, from the standby db-0001 copying/);
+    listed = [{ ...full, annotation: { 'keelson.dev/request': 'one', 'keelson.dev/started': status.backupRequest.startTime } }];
+    for (let i = 0; i < 2 && status.backupRequest.phase === 'Running'; i++) {
+      status = { ...status, ...await backups.follow(clusterWith(status, 'one'), intoVolume, true, primary,
+        { standby, repositoryHost }) };
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(status.backupRequest.phase, 'Completed');
+    assert.ok(ran.filter((r) => r.script.includes('pgbackrest info'))
+      .every((r) => r.pod === 'db-repo' && r.container === 'repository'));
+  });
+
   it('takes a backup on the standby it is given, follows it there, and says so', async () => {
     const replica = pod('db-0001');
     const { ran, events, repository, last, step, read } = onMembers({ 'db-0000': primary, 'db-0001': replica });
@@ -156,7 +197,7 @@ describe('following backups into the object store', () => {
     const start = ran.find((r) => r.script.includes('pgbackrest backup'))!;
     assert.equal(start.pod, 'db-0001');
     assert.match(start.script, /pgbackrest backup --type=full --repo1-retention-full=2 --backup-standby --pg2-host=db-0000\./);
-    assert.match(events.join('\n'), /started on db-0001, into the object store: a standby, copying the data files, the primary db-0000 starting/);
+    assert.match(events.join('\n'), /started on db-0001, into the object store, from the standby db-0001 copying the data files, the primary db-0000 starting/);
     repository.listed = [{ ...full, annotation: { 'keelson.dev/request': 'one', 'keelson.dev/started': status.backupRequest.startTime } }];
     repository.heldOn.clear();
     status = await step(status, 'one', primary, standbyOf(replica));

@@ -1,12 +1,14 @@
-// Base backups into the object store, on request and on backup.schedule: annotating a PostgresCluster with
-// keelson.dev/backup-request=<token> asks for one full backup (a new token, another). pgBackRest takes it on a
-// streaming replica where standby-backups.ts finds one, else on the primary, started there detached, so no
-// reconcile waits for it; the backup carries the token as an annotation, and what pgBackRest's repository says of it
+// Base backups into the cluster's repository (the object store, or the backup volume through the repository host), on
+// request and on backup.schedule: annotating a PostgresCluster with keelson.dev/backup-request=<token> asks for one
+// full backup (a new token, another). pgBackRest copies the data files from a streaming replica where
+// standby-backups.ts finds one, else from the primary; it runs there, or on the repository host, started detached, so
+// no reconcile waits for it; the backup carries the token as an annotation, and what pgBackRest's repository says of it
 // (its WAL range, size, times) becomes status.lastBackup. A backup that ends without reaching the repository is
 // reported Failed with the end of its log.
 import { podReady, type Pod } from '../../runtime/core.ts';
 import type { Owner } from '../../runtime/objects.ts';
 import { timelineOf } from './archiving.ts';
+import { repositoryHostContainer, repositoryHostName } from './repository-host.ts';
 import { majorOf } from './plan.ts';
 import { parseSchedule, previousFire } from './cron.ts';
 import { backupRequestAnnotation, type PostgresClusterResource, type PostgresClusterStatus } from './schema.ts';
@@ -119,8 +121,17 @@ export function lastBackupStatus(backup: StoreBackup): NonNullable<PostgresClust
 }
 
 type Slot = 'backupRequest' | 'scheduledBackup';
-/** A replica to take a backup on, and pgBackRest's options that reach the primary from there. */
+/**
+ * A replica to take a backup from, and pgBackRest's options where the backup runs: on the replica, those that reach
+ * the primary; on the repository host, those that reach both.
+ */
 export interface Standby {
+  pod: Pod;
+  options: string;
+}
+/** The repository host (repository-host.ts), where a backup into the backup volume runs, and the options that reach
+ * the primary alone from there. */
+export interface RepositoryHost {
   pod: Pod;
   options: string;
 }
@@ -129,7 +140,7 @@ type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
 
 export interface StoreBackupsDeps {
-  run(namespace: string, pod: string, script: string): Promise<string>;
+  run(namespace: string, pod: string, script: string, container: string): Promise<string>;
   pod(namespace: string, name: string): Pod | undefined;
   record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
 }
@@ -137,14 +148,17 @@ export interface StoreBackupsDeps {
 /** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
 const defaultTiming = { checkEveryMs: 5_000, startGraceMs: 30_000 };
 
-const postgresRunning = (pod: Pod) => podReady(pod) ||
-  (pod.status?.containerStatuses ?? []).some((c) => c.name === 'postgres' && c.state?.running !== undefined);
+/** The container a backup runs in: on the repository host its own, on a member PostgreSQL's. */
+const containerOf = (cluster: Cluster, pod: string) =>
+  pod === repositoryHostName(cluster.metadata.name) ? repositoryHostContainer : 'postgres';
+const running = (pod: Pod, container: string) => podReady(pod) ||
+  (pod.status?.containerStatuses ?? []).some((c) => c.name === container && c.state?.running !== undefined);
 /**
- * Whether the member's postgres container, in which the backup ran, ended since it started (`since`, to the second):
- * one crashing again and again keeps its pod and never runs the backup again.
+ * Whether the container the backup ran in ended since it started (`since`, to the second): one crashing again and
+ * again keeps its pod and never runs the backup again.
  */
-const postgresEndedSince = (pod: Pod, since: string | undefined) => {
-  const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === 'postgres');
+const endedSince = (pod: Pod, container: string, since: string | undefined) => {
+  const status = (pod.status?.containerStatuses ?? []).find((c) => c.name === container);
   const after = (time: unknown) => time !== undefined && since !== undefined &&
     Date.parse(String(time)) > Date.parse(since);
   return after(status?.state?.terminated?.finishedAt) || after(status?.lastState?.terminated?.finishedAt);
@@ -166,7 +180,7 @@ export function dueScheduledToken(schedule: string, last: string | undefined, cr
 }
 
 /**
- * Backups into the object store, each followed in status by the slot it was asked in: backupRequest for the
+ * Backups into the repository, each followed in status by the slot it was asked in: backupRequest for the
  * annotation's, scheduledBackup for the schedule's (missed times are one backup, as for a CronJob that was down). One
  * is started only while the cluster is steady and no other runs; once started it is followed, without waiting, in
  * pgBackRest's repository until it is there or has failed.
@@ -192,9 +206,11 @@ export class StoreBackups {
    * instead of the primary, with the options that reach the primary from there (standby-backups.ts).
    */
   async follow(cluster: Cluster, spec: Spec, steady: boolean, primary: Pod | undefined,
-    { timeline, asked, standby }: { timeline?: number; asked?: string; standby?: Standby } = {}):
-    Promise<Partial<PostgresClusterStatus>> {
-    if (!spec.backup?.objectStore) return {};
+    { timeline, asked, standby, repositoryHost }: { timeline?: number; asked?: string; standby?: Standby;
+      repositoryHost?: RepositoryHost } = {}): Promise<Partial<PostgresClusterStatus>> {
+    if (!spec.backup) return {};
+    // Into the backup volume, a backup runs on the repository host: none starts while it is not there.
+    if (!spec.backup.objectStore && !repositoryHost) steady = false;
     let due: string | undefined;
     try {
       due = dueScheduledToken(spec.backup.schedule, cluster.status?.scheduledBackup?.token,
@@ -207,7 +223,7 @@ export class StoreBackups {
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
     const need = due === undefined && asked === undefined ? this.neededBackup(cluster, timeline) : undefined;
-    const at = { primary, standby };
+    const at = { primary, standby, repositoryHost };
     const manual = await this.followSlot(cluster, spec, steady, at, 'backupRequest',
       cluster.metadata.annotations?.[backupRequestAnnotation]);
     const scheduled = await this.followSlot(cluster, spec, steady, at, 'scheduledBackup',
@@ -249,16 +265,23 @@ export class StoreBackups {
     return { reason, token: `scheduled-${minuteStamp(new Date())}`, type: reason.startsWith('timeline') ? 'incr' : 'full' };
   }
 
-  /** Starts pgBackRest for `token` on the standby given, else on the primary, and says so in an Event. */
+  /**
+   * Starts pgBackRest for `token` on the repository host, if there is one, else on the standby given, else on the
+   * primary, copying from the standby given, else from the primary; and says so in an Event.
+   */
   private async begin(cluster: Cluster, spec: Spec, slot: Slot, token: string, type: 'full' | 'incr', primary: Pod,
-    standby?: Standby): Promise<{ status: Partial<PostgresClusterStatus>; memberUid: string }> {
-    const on = standby?.pod ?? primary;
+    standby?: Standby, repositoryHost?: RepositoryHost):
+    Promise<{ status: Partial<PostgresClusterStatus>; memberUid: string }> {
+    const on = repositoryHost?.pod ?? standby?.pod ?? primary;
     const startTime = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     await this.deps.run(cluster.metadata.namespace!, on.metadata.name,
-      startBackupScript(token, startTime, spec.backup!, type, standby?.options));
+      startBackupScript(token, startTime, spec.backup!, type, standby?.options ?? repositoryHost?.options),
+      containerOf(cluster, on.metadata.name));
+    const from = standby ? `the standby ${standby.pod.metadata.name} copying the data files, the primary ` +
+      `${primary.metadata.name} starting and stopping it` : `the primary ${primary.metadata.name}`;
     await this.deps.record(cluster, 'Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ` +
-      `${token} started on ${on.metadata.name}, into the object store` + (standby ? `: a standby, copying the data ` +
-      `files, the primary ${primary.metadata.name} starting and stopping it` : '')).catch(() => {});
+      `${token} started on ${on.metadata.name}, into ${spec.backup!.objectStore ? 'the object store' : 'the backup ' +
+      'volume'}, from ${from}`).catch(() => {});
     return { memberUid: on.metadata.uid!, status: { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
       ...standby ? { standbyOf: primary.metadata.name } : {}, startTime, message: 'started' } } };
   }
@@ -269,7 +292,8 @@ export class StoreBackups {
   }
 
   private async followSlot(cluster: Cluster, spec: Spec, steady: boolean,
-    { primary, standby }: { primary: Pod | undefined; standby?: Standby }, slot: Slot,
+    { primary, standby, repositoryHost }: { primary: Pod | undefined; standby?: Standby; repositoryHost?: RepositoryHost },
+    slot: Slot,
     wanted: string | undefined, type: 'full' | 'incr' = 'full'): Promise<Partial<PostgresClusterStatus>> {
     const key = `${cluster.metadata.uid}/${slot}`;
     const request = this.tracked(cluster, slot);
@@ -291,10 +315,9 @@ export class StoreBackups {
       if (!steady || busy || !primary || !podReady(primary)) return {};
       // One that failed on a standby, and could not be taken again at once on the primary, is taken next there: a
       // standby that cannot serve one (too far behind to reach its start, say) never leaves the cluster without backups.
-      const failedOnStandby = request?.phase === 'Failed' && request.member !== undefined &&
-        request.member !== primary.metadata.name;
+      const failedOnStandby = request?.phase === 'Failed' && request.standbyOf !== undefined;
       const on = standby && podReady(standby.pod) && !failedOnStandby ? standby : undefined;
-      const started = await this.begin(cluster, spec, slot, token, type, primary, on);
+      const started = await this.begin(cluster, spec, slot, token, type, primary, on, repositoryHost);
       this.checks.set(key, { ...started, at: performance.now(), unseen: 0 });
       return started.status;
     }
@@ -308,13 +331,14 @@ export class StoreBackups {
     if (entry.running || performance.now() - entry.at < this.timing.checkEveryMs) return entry.status;
     entry.at = performance.now();
     const member = request.member!;
+    const container = containerOf(cluster, member);
     const pod = this.deps.pod(ns, member);
     // The backup runs in the process that started it: a member restarted since has lost it.
     const restarted = !pod || pod.metadata.deletionTimestamp !== undefined ||
-      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid) || postgresEndedSince(pod, request.startTime);
+      (entry.memberUid !== '' && pod.metadata.uid !== entry.memberUid) || endedSince(pod, container, request.startTime);
     // pgBackRest's lock is the member's own: only there does "not running" mean it ended. A member that is not
     // ready (a standby behind while it copies, say) still runs it, and is read all the same.
-    const onMember = !restarted && postgresRunning(pod);
+    const onMember = !restarted && running(pod, container);
     const reader = onMember ? member : primary && podReady(primary) ? primary.metadata.name : undefined;
     if (!reader) return entry.status;
     // Taken on a standby, it reaches the primary it started on: once another is, it cannot finish; stopped there,
@@ -329,15 +353,17 @@ export class StoreBackups {
       // One that failed on a standby is taken again at once on the primary, if the cluster is steady: a backup asked
       // for (the one before a major upgrade among them) does not fail for want of a standby.
       const failed = async (why: string) => {
-        if (request.standbyOf === undefined || !steady || !primary || !podReady(primary)) return ended('Failed', why);
+        if (request.standbyOf === undefined || !steady || !primary || !podReady(primary) ||
+          (!spec.backup!.objectStore && !repositoryHost)) return ended('Failed', why);
         await event('Warning', 'BackupRetriedOnPrimary', `Backup ${token} failed on the standby ${member} (${why}); ` +
           `taken again on the primary ${primary.metadata.name}`);
-        Object.assign(entry, await this.begin(cluster, spec, slot, token, type, primary), { at: performance.now(),
+        Object.assign(entry, await this.begin(cluster, spec, slot, token, type, primary, undefined, repositoryHost),
+          { at: performance.now(),
           unseen: 0 });
         entry.status[slot]!.message = `started again on the primary: on the standby ${member}, ${why}`.slice(0, 2000);
       };
       try {
-        const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript));
+        const info = parseRepositoryInfo(await this.deps.run(ns, reader, infoScript, containerOf(cluster, reader)));
         // Its own backup, not an older one of that token (one from before backups were marked: begun after it was
         // asked).
         const found = info.backups.filter((b) => b.request === token && (b.started === undefined
@@ -347,11 +373,11 @@ export class StoreBackups {
         entry.unseen = found || info.running ? 0 : entry.unseen + 1;
         // Listed, it still holds the lock while it expires what retention lets go: the next one waits for that.
         if (found && info.running && onMember) {
-          entry.status = { [slot]: { ...request, message: `${found.label} in the object store; expiring older backups` } };
+          entry.status = { [slot]: { ...request, message: `${found.label} in the repository; expiring older backups` } };
         } else if (found) {
-          await ended('Completed', `${found.label} in the object store`, { lastBackup: lastBackupStatus(found) });
+          await ended('Completed', `${found.label} in the repository`, { lastBackup: lastBackupStatus(found) });
         } else if (failedOver && onMember) {
-          await this.deps.run(ns, member, stopBackupScript(token));
+          await this.deps.run(ns, member, stopBackupScript(token), container);
           await failed(`the primary changed from ${request.standbyOf} to ${primary!.metadata.name} while ` +
             `${member} took it from a standby; stopped`);
         } else if (restarted) {
@@ -362,7 +388,7 @@ export class StoreBackups {
           entry.status = { [slot]: { ...request, message: info.percentComplete === undefined ? 'running'
             : `${Math.floor(info.percentComplete)}% copied` } };
         } else if (entry.unseen >= 2 && Date.now() - Date.parse(request.startTime ?? '') > this.timing.startGraceMs) {
-          const log = (await this.deps.run(ns, member, backupLogScript(token))).trim();
+          const log = (await this.deps.run(ns, member, backupLogScript(token), container)).trim();
           await failed(`pgBackRest ended without a backup: ${log.slice(-1500) || 'no log'}`);
         }
       } catch (error) {

@@ -1,11 +1,79 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, backupCronJob, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, walRetention } from './objects.ts';
+import { agentIdentity, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, repositoryHost, walRetention }
+  from './objects.ts';
+import { memberHostOptions } from './repository-host.ts';
 
 const cluster = { apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster',
   metadata: { name: 'db', namespace: 'shop', uid: 'u-1' }, spec: {} } as any;
 const spec = { size: 3, version: '17.2', paused: false, antiAffinity: true, nodeSelector: { disk: 'ssd' },
   storage: { size: '1Gi', keepOnScaleDown: true } } as any;
+
+describe('a cluster backing up into its volume', () => {
+  const volume = { ...spec, backup: { schedule: '@daily', retain: 3 } };
+  const pod = (s: object, options: object = {}, of = cluster) => memberPod(of, s as any, 'db-0000',
+    { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full', ...options }) as any;
+  const env = (p: any) => Object.fromEntries(p.spec.containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+
+  it('archives from every member to the repository host over TLS, with the peer certificate and no other key', () => {
+    const member = pod(volume);
+    const settings = env(member);
+    assert.equal(settings.PGBACKREST_STANZA, 'db');
+    assert.equal(settings.PGBACKREST_REPO1_HOST, 'db-repo.db-members.shop.svc');
+    assert.equal(settings.PGBACKREST_REPO1_HOST_TYPE, 'tls');
+    assert.equal(settings.PGBACKREST_REPO1_HOST_CERT_FILE, '/keelson-backup-peer/tls.crt');
+    assert.equal(settings.PGBACKREST_REPO1_TYPE, undefined, 'the repository host\'s own: a directory on its volume');
+    assert.ok(member.spec.containers[0].volumeMounts.some((m: any) => m.name === 'backup-peer' && m.readOnly));
+    assert.ok(member.spec.initContainers.some((c: any) => c.name === 'backup-server'), 'the repository host reaches it');
+    assert.match(member.metadata.annotations['keelson.dev/member-revision'], /^[0-9a-f]{16}$/);
+  });
+
+  it('runs the repository host as a hardened pod of its own on the volume, at a member address, with no token', () => {
+    const host = repositoryHost(cluster, volume) as any;
+    assert.equal(host.metadata.name, 'db-repo');
+    assert.equal(`${host.spec.hostname}.${host.spec.subdomain}`, 'db-repo.db-members', 'a name the peer certificate has');
+    assert.equal(host.metadata.labels['keelson.dev/member'], undefined, 'no member');
+    assert.equal(host.metadata.ownerReferences[0].uid, 'u-1');
+    assert.equal(host.spec.automountServiceAccountToken, false);
+    assert.equal(host.spec.securityContext.runAsNonRoot, true);
+    const [server] = host.spec.containers;
+    assert.deepEqual(server.securityContext.capabilities, { drop: ['ALL'] });
+    assert.equal(server.securityContext.readOnlyRootFilesystem, true);
+    const settings = Object.fromEntries(server.env.map((e: any) => [e.name, e.value]));
+    assert.equal(settings.PGBACKREST_TLS_SERVER_AUTH, 'keelson-backup=db');
+    assert.equal(settings.PGBACKREST_REPO1_PATH, '/backups/pgbackrest');
+    assert.deepEqual(host.spec.volumes.find((v: any) => v.name === 'backups').persistentVolumeClaim, { claimName: 'db-backups' });
+    assert.deepEqual(host.spec.nodeSelector, { disk: 'ssd' });
+    // Made again when anything it is made from changes: its image, say.
+    const again = repositoryHost(cluster, { ...volume, image: 'postgres:17.3' }) as any;
+    assert.notEqual(again.metadata.annotations['keelson.dev/repository-revision'],
+      host.metadata.annotations['keelson.dev/repository-revision']);
+  });
+
+  it('reaches the primary, and a standby to copy from, as pgBackRest\'s pg1 and pg2 from the repository host', () => {
+    const layout = { pgdata: '/data', socketDir: '/run', port: 5432 };
+    assert.match(memberHostOptions(cluster, { primary: 'db-0001' }, layout), /^--pg1-host=db-0001\.db-members\.shop\.svc /);
+    const both = memberHostOptions(cluster, { primary: 'db-0001', standby: 'db-0002' }, layout);
+    assert.match(both, / --pg2-host=db-0002\.db-members\.shop\.svc .* --backup-standby$/);
+    assert.match(both, / --pg2-host-cert-file=\/keelson-backup-peer\/tls\.crt /);
+  });
+
+  it('recovers a lost cluster from its own archive through the repository host, and a new one from another\'s volume', () => {
+    const lost = pod(volume, { restoreFrom: { cluster: 'db' } }, { ...cluster, status: { bootstrapped: true } });
+    assert.equal(env(lost).RECOVER_STANZA, 'db');
+    assert.equal(env(lost).RECOVER_PATH, '/backups/pgbackrest');
+    assert.equal(env(lost).RECOVER_FROM_VOLUME, undefined);
+    assert.ok(!lost.spec.volumes.some((v: any) => v.name === 'backups'));
+    const made = pod(volume, { restoreFrom: { cluster: 'old', backup: '20261127-030000F' } });
+    assert.equal(env(made).RECOVER_STANZA, 'old');
+    assert.equal(env(made).RECOVER_FROM_VOLUME, 'true');
+    assert.equal(env(made).RECOVER_SET, '20261127-030000F');
+    assert.deepEqual(made.spec.volumes.find((v: any) => v.name === 'backups').persistentVolumeClaim,
+      { claimName: 'old-backups', readOnly: true });
+    assert.ok(made.spec.containers[0].volumeMounts.some((m: any) => m.name === 'backups' && m.readOnly &&
+      `${m.mountPath}/pgbackrest` === env(made).RECOVER_PATH));
+  });
+});
 
 describe('member pods of a cluster archiving into an object store', () => {
   const objectStore = { endpoint: 'https://s3.example', bucket: 'pg', region: 'us-east-1', credentials: { name: 'keys' },
@@ -112,16 +180,6 @@ describe('member pods', () => {
     assert.equal(env('PRIMARY_SSLMODE'), 'verify-full');
     assert.equal(env('PRIMARY_HOST'), 'db.shop.svc');
     assert.equal(pod.metadata.annotations['keelson.dev/tls'], 'verify-full');
-  });
-
-  it('and a volume backup verifies the primary as replicas do, with the CA clients use', () => {
-    const job = backupCronJob(cluster, { ...spec, backup: { schedule: '@daily', retain: 2 } }, 'verify-full') as any;
-    const backup = job.spec.jobTemplate.spec.template.spec;
-    const env = (name: string) => backup.containers[0].env.find((e: any) => e.name === name)?.value;
-    assert.equal(env('PRIMARY_HOST'), 'db.shop.svc');
-    assert.equal(env('PRIMARY_SSLMODE'), 'verify-full');
-    const mount = backup.containers[0].volumeMounts.find((m: any) => env('PRIMARY_CA').startsWith(`${m.mountPath}/`));
-    assert.deepEqual(backup.volumes.find((v: any) => v.name === mount.name).configMap, { name: 'db-ca' });
   });
 
   it('get passwords only by reference to the cluster\'s Secret, and their role from the agent', () => {

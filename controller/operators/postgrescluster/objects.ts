@@ -10,11 +10,12 @@ import type { KubeObject } from '../../runtime/resources.ts';
 import { microTime } from '../../runtime/leader.ts';
 import { agentPermissions } from './permissions.ts';
 import { failsafePort, fenceAfterMs, metricsPort, leaseDurationMs, slotName, type Role } from './plan.ts';
-import { backupScript, memberScript, readyScript } from './scripts.ts';
+import { memberScript, readyScript } from './scripts.ts';
 import { collectOldServerScript, majorUpgradeScript, oldServerDir } from './upgrade-scripts.ts';
 import { configurationFiles, configurationHash, configurationAnnotation, type PostgresqlConfiguration }
   from './configuration.ts';
-import { archiveRevision, caVolume, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
+import { archiveRevision, caVolume, objectStoreEnv, pgBackRestEnv, recoveryEnv, repositoryPath } from './archive.ts';
+import { repositoryHostClientEnv, repositoryHostName, repositoryHostPod, volumeRepositoryPath } from './repository-host.ts';
 import type { PostgresClusterResource } from './schema.ts';
 import { tlsNames } from './tls.ts';
 import { backupServerSidecar, peerVolume } from './standby-backups.ts';
@@ -40,7 +41,6 @@ const pgdata = '/var/lib/postgresql/data/pgdata';
 const socketDir = '/var/run/postgresql';
 /** Where every member keeps its data and serves PostgreSQL, as pgBackRest is told. */
 export const memberLayout = { pgdata, socketDir, port };
-const backupsDir = '/backups';
 const tlsSourceDir = '/keelson-tls';
 const tlsDir = '/var/run/keelson-tls';
 
@@ -61,7 +61,7 @@ const roleFile = `${socketDir}/keelson-role`;
 export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
 
 /** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
-export const scriptFiles = { 'member.sh': memberScript, 'backup.sh': backupScript, 'ready.sh': readyScript,
+export const scriptFiles = { 'member.sh': memberScript, 'ready.sh': readyScript,
   'upgrade.sh': majorUpgradeScript, 'collect-old-server.sh': collectOldServerScript };
 export const scriptCommand = (file: keyof typeof scriptFiles) => ['sh', `${scriptsDir}/${file}`];
 
@@ -253,18 +253,27 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
   };
 }
 
-type ObjectStore = NonNullable<NonNullable<Spec['backup']>['objectStore']>;
-
-/** Adds to a PostgreSQL container what pgBackRest needs to reach the object store: its settings and the store's CA. */
-function withObjectStore(cluster: Cluster, store: ObjectStore, socketDir: string,
+/**
+ * Adds to a PostgreSQL container what pgBackRest needs to reach the cluster's repository: the object store's settings
+ * and CA, or the repository host's address and the peer certificate it admits.
+ */
+function withRepository(cluster: Cluster, backup: NonNullable<Spec['backup']>, socketDir: string,
   into: { env: object[]; volumes: object[]; mounts: object[] }): void {
-  into.env.push(...pgBackRestEnv(cluster, store, { pgdata, socketDir, port }));
-  const ca = caVolume(store);
-  if (ca) {
-    into.volumes.push(ca.volume);
-    into.mounts.push(ca.mount);
+  const store = backup.objectStore;
+  into.env.push(...pgBackRestEnv(cluster, store ? objectStoreEnv(cluster, store) : repositoryHostClientEnv(cluster),
+    { pgdata, socketDir, port }));
+  const extra = store ? caVolume(store) : peerVolume(cluster);
+  if (extra) {
+    into.volumes.push(extra.volume);
+    into.mounts.push(extra.mount);
   }
 }
+
+/** The repository host's pod (repository-host.ts), on the backup volume. */
+export const repositoryHost = (cluster: Cluster, spec: Spec) => repositoryHostPod(cluster, {
+  metadata: metadata(cluster, repositoryHostName(cluster.metadata.name), { 'app.kubernetes.io/component': 'repository-host' }),
+  image: imageOf(spec), claim: names.backups(cluster.metadata.name), security: { pod: podSecurity, container: hardened },
+  ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}) });
 
 export function memberPod(cluster: Cluster, spec: Spec, member: string,
   { role, agentImage, restoreFrom, replicationSslMode }: MemberOptions): KubeObject {
@@ -309,13 +318,15 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
     { name: 'MAX_SLOT_WAL_KEEP_SIZE', value: retention.maxSlotWalKeepSize },
     ...secretEnv(name),
   ];
-  const store = spec.backup?.objectStore;
+  const backup = spec.backup;
   const sidecars = [agent.container];
-  if (store) {
-    withObjectStore(cluster, store, socketDir, { env, volumes, mounts });
+  if (backup) {
+    withRepository(cluster, backup, socketDir, { env, volumes, mounts });
     const peer = peerVolume(cluster);
-    volumes.push(peer.volume);
-    mounts.push(peer.mount);
+    if (backup.objectStore) {
+      volumes.push(peer.volume);
+      mounts.push(peer.mount);
+    }
     sidecars.push(backupServerSidecar(cluster, imageOf(spec), [peer.mount,
       { name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
       // PostgreSQL's /tmp, where pgBackRest keeps its locks: the remote of a backup from a standby holds the backup
@@ -326,16 +337,18 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
   // Once the cluster's data exists, a member to be the primary with no data never runs initdb: the seed made
   // again after every member was lost restores (restoreFrom); any other stops, and a replica is promoted instead.
   if (bootstrapped && !restoreFrom) env.push({ name: 'BOOTSTRAPPED', value: 'true' });
-  if (store) {
-    // The seed recovers: from bootstrap.recovery's archive; made again, from the cluster's own, all of it.
-    const recovery = !bootstrapped ? spec.bootstrap?.recovery
-      : restoreFrom && { source: cluster.metadata.name, path: repositoryPath(cluster, store) };
-    if (recovery) env.push(...recoveryEnv(cluster, recovery));
+  // The seed recovers: from bootstrap.recovery's archive; made again, from the cluster's own, all of it.
+  const recovery = !bootstrapped ? spec.bootstrap?.recovery : restoreFrom?.cluster === name && backup &&
+    { source: name, path: backup.objectStore ? repositoryPath(cluster, backup.objectStore) : volumeRepositoryPath };
+  if (recovery) {
+    env.push(...recoveryEnv(cluster, recovery));
   } else if (restoreFrom) {
+    // Another cluster's backup volume, read where it lies: its repository, with no repository host between.
     volumes.push({ name: 'backups', persistentVolumeClaim: { claimName: names.backups(restoreFrom.cluster), readOnly: true } });
-    mounts.push({ name: 'backups', mountPath: backupsDir, readOnly: true });
-    env.push({ name: 'RESTORE', value: 'true' }, { name: 'BACKUP_ROOT', value: backupsDir },
-      ...(restoreFrom.backup ? [{ name: 'BACKUP_NAME', value: restoreFrom.backup }] : []));
+    mounts.push({ name: 'backups', mountPath: '/backups', readOnly: true });
+    env.push(...recoveryEnv(cluster, { source: restoreFrom.cluster, path: volumeRepositoryPath }),
+      { name: 'RECOVER_FROM_VOLUME', value: 'true' },
+      ...(restoreFrom.backup ? [{ name: 'RECOVER_SET', value: restoreFrom.backup }] : []));
   }
   const affinity = spec.antiAffinity ? { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{
     weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname',
@@ -397,8 +410,9 @@ export function majorUpgradePod(cluster: Cluster, spec: Spec,
   const volumes: object[] = [{ name: 'data', persistentVolumeClaim: { claimName: member } },
     { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'old', emptyDir: {} },
     { name: 'tmp', emptyDir: {} }, { name: 'configuration', configMap: { name: names.configuration(name), optional: true } }];
-  const store = spec.backup?.objectStore;
-  if (store) withObjectStore(cluster, store, '/tmp', { env, volumes, mounts });
+  // Into the backup volume, the old server archives nothing more: the repository host runs the old version's
+  // pgBackRest, which this image's need not match. Its last WAL is in the upgraded data and the backup after it.
+  if (spec.backup?.objectStore) withRepository(cluster, spec.backup, '/tmp', { env, volumes, mounts });
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { ...metadata(cluster, names.majorUpgrade(name), { 'app.kubernetes.io/component': 'major-upgrade' }),
@@ -413,34 +427,6 @@ export function majorUpgradePod(cluster: Cluster, spec: Spec,
         ...(spec.resources ? { resources: spec.resources } : {}) }],
       volumes,
       ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
-    },
-  };
-}
-
-export function backupCronJob(cluster: Cluster, spec: Spec, sslMode: ReplicationSslMode): KubeObject {
-  const name = cluster.metadata.name;
-  return {
-    apiVersion: 'batch/v1', kind: 'CronJob', metadata: metadata(cluster, names.backups(name)),
-    spec: {
-      schedule: spec.backup!.schedule, concurrencyPolicy: 'Forbid', successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 3,
-      jobTemplate: { spec: { backoffLimit: 2, template: {
-        metadata: { labels: { [clusterLabel]: name, 'app.kubernetes.io/component': 'backup' } },
-        spec: {
-          restartPolicy: 'Never',
-          securityContext: podSecurity,
-          containers: [{ name: 'backup', image: imageOf(spec), command: scriptCommand('backup.sh'), securityContext: hardened,
-            // The primary verified as replicas verify it, against the CA clients use.
-            env: [{ name: 'PRIMARY_HOST', value: primaryHost(cluster) }, { name: 'PRIMARY_PORT', value: String(port) },
-              { name: 'PRIMARY_SSLMODE', value: sslMode }, { name: 'PRIMARY_CA', value: `${tlsSourceDir}/ca.crt` },
-              { name: 'PGPORT', value: String(port) }, { name: 'BACKUP_ROOT', value: backupsDir },
-              { name: 'RETAIN', value: String(spec.backup!.retain) }, ...secretEnv(name)],
-            volumeMounts: [{ name: 'backups', mountPath: backupsDir }, { name: 'scripts', mountPath: scriptsDir, readOnly: true },
-              { name: 'tmp', mountPath: '/tmp' }, { name: 'ca', mountPath: tlsSourceDir, readOnly: true }] }],
-          volumes: [{ name: 'backups', persistentVolumeClaim: { claimName: names.backups(name) } },
-            { name: 'scripts', configMap: { name: names.scripts(name) } }, { name: 'tmp', emptyDir: {} },
-            { name: 'ca', configMap: { name: tlsNames.ca(name) } }],
-        },
-      } } },
     },
   };
 }

@@ -3,11 +3,12 @@ import { ownKind, type Permission } from '../../api/permissions.ts';
 export const permissions: Permission[] = [
   ...ownKind('postgresclusters', { ownsObjects: true }),
   { group: '', resource: 'pods', verbs: ['list', 'watch', 'create', 'delete', 'patch'],
-    reason: 'run one pod per member, replace and remove members, and relabel the primary' },
+    reason: 'run one pod per member and the repository host on the backup volume, replace and remove them, and ' +
+      'relabel the primary' },
   { group: '', resource: 'pods/exec', verbs: ['get', 'create'],
     reason: 'ask members how far their WAL goes, promote one, set its synchronous standbys, start, follow and stop ' +
-      'pgBackRest backups on them, and read the passwords a member runs with to restore a deleted credentials Secret ' +
-      '(a WebSocket exec asks for both verbs)' },
+      'pgBackRest backups on them and on the repository host, and read the passwords a member runs with to restore ' +
+      'a deleted credentials Secret (a WebSocket exec asks for both verbs)' },
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'one volume per member and the backup volume, read live before a member restarts on one, relabelled ' +
       'when its labels are lost, owned or let go as the retention policy says; deleted only when ' +
@@ -34,8 +35,8 @@ export const permissions: Permission[] = [
       'or deleted' },
   { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'bind that Role to the member agents\' ServiceAccount' },
-  { group: 'batch', resource: 'cronjobs', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-    reason: 'take scheduled base backups, and stop when spec.backup is removed' },
+  { group: 'batch', resource: 'cronjobs', verbs: ['list', 'watch', 'delete'],
+    reason: 'delete the pg_basebackup CronJob an earlier version took backups into the volume with' },
   { group: 'monitoring.coreos.com', resource: 'podmonitors', verbs: ['get', 'create', 'patch', 'delete'],
     reason: 'make the PodMonitor spec.podMonitor asks for (server-side apply), and remove it when no longer asked' },
 ];

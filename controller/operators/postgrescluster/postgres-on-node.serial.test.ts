@@ -583,29 +583,60 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       await setSpec({ roles: null, databases: null });
     });
 
-  it('restores the newest completed backup into a new cluster with every row; retain: 1 keeps one, and nothing else ' +
-    'in the volume counts', async () => {
+  it('archives into its backup volume through a repository host; a new cluster recovers every row archived from ' +
+    'that volume, and recovers them again through its own when every member is lost; retain: 1 keeps one',
+  async () => {
+    // The schedule never fires here: the first backup is the operator's own (a cluster needs one), the second asked.
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: {
+      schedule: '0 3 1 1 *', retain: 1 } } }));
+    const first = await waitFor('the first backup into the volume', async () => {
+      const s = await status();
+      return s?.lastBackup?.type === 'full' ? s.lastBackup : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 2000 });
+    assert.match(first.name, /^\d{8}-\d{6}F$/);
+    await waitFor('ContinuousArchiving True', async () => (await status())?.conditions
+      ?.find((c: any) => c.type === 'ContinuousArchiving')?.status === 'True', { timeoutMs: 120_000 });
+    await kubectl('annotate', 'pgc', 'orders', 'keelson.dev/backup-request=second');
+    const second = await waitFor('the backup asked for', async () => {
+      const s = await status();
+      if (s?.backupRequest?.phase === 'Failed') throw new Error(`backup failed: ${s.backupRequest.message}`);
+      return s?.backupRequest?.phase === 'Completed' ? s.lastBackup : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 2000 });
+    assert.ok(second.time > first.time);
+    assert.match((await events('orders')).map((e: any) => e.note).join('\n'), /started on orders-repo, into the backup volume/);
+    const stored = JSON.parse((await kubectl('exec', 'orders-repo', '-c', 'repository', '--', 'pgbackrest', 'info',
+      '--output=json')).stdout)[0].backup.map((b: any) => b.label);
+    assert.deepEqual(stored, [second.name], 'retain: 1');
+    // A row after the backup, in WAL the archive has: a recovery replays it.
+    const primary = (await status()).primary;
+    await client('orders', 'INSERT INTO notes VALUES (8, \'archived only\')');
+    const segment = await local(primary, 'SELECT pg_walfile_name(pg_switch_wal())');
+    await waitFor(`${segment} archived`, async () =>
+      (await local(primary, 'SELECT last_archived_wal FROM pg_stat_archiver')) >= segment, { timeoutMs: 120_000 });
     const rows = await client('orders', 'SELECT count(*) FROM acks');
-    const backupAfter = async (since: string) => waitFor(`a backup taken after ${since}`, async () => {
-      const last = (await status())?.lastBackup;
-      return last?.time > since ? last.time : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 2000 });
-    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { backup: { schedule: '* * * * *',
-      retain: 1 } } }));
-    const first = await backupAfter(new Date().toISOString());
-    // What an ext4 volume starts with (root's), and a directory named like a newer backup that never completed.
-    await inVolume('orders-backups', 'mkdir -m 700 /v/lost+found && mkdir /v/29991231T235959Z && ' +
-      'touch /v/29991231T235959Z/base.tar.gz && chown -R 999:999 /v/29991231T235959Z');
-    await backupAfter(first);
-    const listed = (await inVolume('orders-backups', 'ls -1 /v')).trim().split('\n');
-    assert.equal(listed.filter((n) => /^\d{8}T\d{6}Z(_\d+)?$/.test(n) && n !== '29991231T235959Z').length, 1, listed.join(' '));
-    assert.ok(listed.includes('lost+found') && listed.includes('29991231T235959Z'), listed.join(' '));
+
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'restored', namespace }, spec: { size: 1, version: '15.20', image,
-        storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } } } });
-    const restored = await running(1, 'restored');
+        storage: { size: '256Mi' }, bootstrap: { fromBackup: { cluster: 'orders' } },
+        backup: { schedule: '0 3 1 1 *' } } });
+    let restored = await running(1, 'restored');
     assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
-    assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 3'), 'with one member');
+    assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 8'), 'archived only');
+
+    // Every member of it lost, volume and all: its seed recovers from its own archive, through its repository host.
+    await waitFor('restored\'s first backup', async () => (await status('restored'))?.lastBackup?.type === 'full',
+      { timeoutMs: 300_000, intervalMs: 2000 });
+    const last = await local(restored.primary, 'INSERT INTO notes VALUES (9, \'restored, then lost\'); ' +
+      'SELECT pg_walfile_name(pg_switch_wal())');
+    await waitFor(`${last} archived`, async () =>
+      (await local(restored.primary, 'SELECT last_archived_wal FROM pg_stat_archiver')) >= last, { timeoutMs: 120_000 });
+    await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/postgrescluster=restored,keelson.dev/member', '--wait=false');
+    await waitFor('a seed recovering from restored\'s own archive', async () => (await events('restored'))
+      .some((e: any) => e.reason === 'Restoring' && /own archive/.test(e.note)), { timeoutMs: 120_000 });
+    restored = await running(1, 'restored');
+    assert.equal(await local(restored.primary, 'SELECT count(*) FROM acks'), rows);
+    assert.equal(await local(restored.primary, 'SELECT note FROM notes WHERE id = 9'), 'restored, then lost');
+    await kubectl('delete', 'pgc', 'restored', '--wait=false');
   });
 
   it('keeps its primary taking writes through a 30 s apiserver outage, every member vouching for it, never two',

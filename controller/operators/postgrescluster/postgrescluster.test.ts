@@ -315,7 +315,6 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     await patch({ storage: { size: '3072Mi' } });
     await patch({ storage: { size: 3 * 2 ** 30 } });
     await assert.rejects(patch({ storage: { storageClassName: 'other' } }), /storage.storageClassName cannot change/);
-    await assert.rejects(patch({ backup: { schedule: '@daily', retainDays: 7 } }), /retainDays needs objectStore/);
   });
 
   it('switches over to the member keelson.dev/switchover-to names, once, and refuses a name that is no member\'s', async () => {
@@ -353,24 +352,44 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.deepEqual(await livePods(), []);
   });
 
-  it('takes scheduled backups, and restores a new seed from the latest when every member and its data are gone', async () => {
+  it('backs up through a repository host on its volume, and recovers a new seed from it when every member and its ' +
+    'data are gone', async () => {
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'dr', namespace }, spec: { size: 1, version: '17.2',
         storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } });
-    const backedUp = await waitFor('a successful scheduled backup in status', async () =>
+    // The CronJob of pg_basebackup an earlier version filled the volume with goes.
+    const uid = (await waitFor('dr made', () => get('pgc', 'dr'))).metadata.uid;
+    await apply({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'dr-backups', namespace,
+      ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', name: 'dr', uid, controller: true }] },
+    spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never',
+      containers: [{ name: 'backup', image: 'postgres:17.2', command: ['sh', '/keelson/backup.sh'] }] } } } } } });
+    const host = await waitFor('the repository host on the backup volume', () => get('pod', 'dr-repo'), { timeoutMs: 60_000 });
+    assert.ok(host.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
+    const member = await waitFor('dr-0000', () => get('pod', 'dr-0000'), { timeoutMs: 60_000 });
+    assert.ok(member.spec.containers[0].env.some((e: any) => e.name === 'PGBACKREST_REPO1_HOST' &&
+      e.value === `dr-repo.dr-members.${namespace}.svc`));
+    const backedUp = await waitFor('the first backup, in status', async () =>
       (await get('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
-    assert.match(backedUp.name, /^dr-backups@/);
+    assert.match(backedUp.name, /^\d{8}-\d{6}F$/);
+    assert.match((await events('dr')).map((e: any) => e.note).join('\n'), /started on dr-repo, into the backup volume/);
+    await waitFor('the CronJob gone', async () => (await get('cronjob', 'dr-backups')) === undefined);
     assert.match((await kubectl('get', 'pgc', 'dr', '--no-headers')).stdout, /^dr\s+1\s+\d+\s+dr-0000\s+\w+\s+\d+[smh]\S*\s+\d+\S*\s*$/);
-    const job = (await get('cronjob', 'dr-backups')).spec.jobTemplate.spec.template.spec.containers[0];
-    assert.deepEqual(job.command, ['sh', '/keelson/backup.sh']);
+    // Deleted, the repository host is made again.
+    await kubectl('delete', 'pod', 'dr-repo', '--wait=false');
+    await waitFor('dr-repo made again', async () => {
+      const again = await get('pod', 'dr-repo');
+      return again && again.metadata.uid !== host.metadata.uid && !again.metadata.deletionTimestamp;
+    }, { timeoutMs: 90_000 });
 
     await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/postgrescluster=dr,keelson.dev/member', '--wait=false');
-    const seed = await waitFor('a restoring seed', async () => {
+    const seed = await waitFor('a recovering seed', async () => {
       const pod = await get('pod', 'dr-0000');
       const env = pod?.spec.containers[0].env ?? [];
-      return !pod?.metadata.deletionTimestamp && env.some((e: any) => e.name === 'RESTORE' && e.value === 'true') ? pod : undefined;
+      return !pod?.metadata.deletionTimestamp && env.some((e: any) => e.name === 'RECOVER_STANZA' && e.value === 'dr')
+        ? pod : undefined;
     }, { timeoutMs: 60_000 });
-    assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
+    // Through its repository host, which alone mounts the volume.
+    assert.ok(!seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups'));
     assert.ok((await events('dr')).some((e: any) => e.reason === 'Restoring'));
     await waitFor('dr Running again', async () => (await get('pgc', 'dr'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
     const restoring = async () => (await get('pvc', 'dr-0000'))?.metadata.annotations?.['keelson.dev/restoring'];
@@ -391,17 +410,18 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       const pod = await get('pod', 'dr-0000');
       return pod && pod.metadata.uid !== seed.metadata.uid && !pod.metadata.deletionTimestamp ? pod : undefined;
     }, { timeoutMs: 90_000 });
-    assert.equal(env(again).RESTORE, 'true');
+    assert.equal(env(again).RECOVER_STANZA, 'dr');
     assert.equal(env(again).BOOTSTRAPPED, undefined);
     await waitFor('the mark gone again once it serves', async () => (await restoring()) === undefined, { timeoutMs: 60_000 });
   });
 
-  it('creates a new cluster from another cluster\'s backups', async () => {
+  it('creates a new cluster from another cluster\'s backup volume, read where it lies', async () => {
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'copy', namespace }, spec: { size: 1, version: '17.2',
         storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, bootstrap: { fromBackup: { cluster: 'dr' } } } });
     const seed = await waitFor('the copy\'s seed', () => get('pod', 'copy-0000'), { timeoutMs: 60_000 });
-    assert.ok(seed.spec.containers[0].env.some((e: any) => e.name === 'RESTORE' && e.value === 'true'));
+    const env = Object.fromEntries(seed.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    assert.deepEqual([env.RECOVER_STANZA, env.RECOVER_FROM_VOLUME], ['dr', 'true']);
     assert.ok(seed.spec.volumes.some((v: any) => v.persistentVolumeClaim?.claimName === 'dr-backups' && v.persistentVolumeClaim.readOnly));
     await waitFor('copy Running', async () => (await get('pgc', 'copy'))?.status?.phase === 'Running', { timeoutMs: 60_000 });
   });

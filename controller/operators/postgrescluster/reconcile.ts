@@ -19,14 +19,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, backupCronJob, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, imageOf, lease,
+import { agentIdentity, backupClaim, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, imageOf, lease,
   memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, metadata, names, type ReplicationSslMode, revisionAnnotation, roleLabel, scripts, services,
-  memberLayout, tlsAnnotation, versionAnnotation } from './objects.ts';
+  memberLayout, repositoryHost, tlsAnnotation, versionAnnotation } from './objects.ts';
+import { memberHostOptions, repositoryHostContainer, repositoryHostName, repositoryHostServing, repositoryRevisionAnnotation }
+  from './repository-host.ts';
 import { archiveRevision, recoveryTarget } from './archive.ts';
 import { archiverQuery, archivingCondition, parseArchiverStats, switchWalScript } from './archiving.ts';
-import { StoreBackups, type Standby } from './backups.ts';
+import { StoreBackups, type RepositoryHost, type Standby } from './backups.ts';
 import { backupPeerSecret, BackupPeers, backupSource, standbyOptions } from './standby-backups.ts';
 import { MemberConfigurations, restartPendingAnnotation, ScriptFailed } from './configuration.ts';
 import { ManagedRoles } from './roles.ts';
@@ -35,17 +37,13 @@ import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from
 import { MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent, type MajorUpgradeStatus } from './upgrade.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
-  leaseDurationMs, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
+  leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { monitorRoleScript, noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
 import { majorUpgradeRetryAnnotation, PostgresCluster, switchoverAnnotation, type PostgresClusterResource,
   type PostgresClusterStatus } from './schema.ts';
 import { forgetUid, UidsSeen } from '../../runtime/memos.ts';
-
-interface CronJob extends KubeObject {
-  status?: { lastSuccessfulTime?: string };
-}
 
 type Cluster = PostgresClusterResource & Owner;
 type Spec = PostgresClusterResource['spec'];
@@ -161,7 +159,7 @@ class PostgresClusterReconciler {
     this.services = informer<KubeObject>(types.services);
     this.disruptionBudgets = informer<KubeObject>(types.podDisruptionBudgets);
     this.configMaps = informer<KubeObject>(types.configMaps);
-    this.cronJobs = informer<CronJob>(types.cronJobs);
+    this.cronJobs = informer<KubeObject>(types.cronJobs);
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
@@ -200,7 +198,7 @@ class PostgresClusterReconciler {
     this.certificates = new ServerCertificates(certificateDeps);
     this.backupPeers = new BackupPeers(certificateDeps);
     this.backups = new StoreBackups({
-      run: (namespace, pod, script) => this.run(namespace, pod, script),
+      run: (namespace, pod, script, container) => this.run(namespace, pod, script, undefined, container),
       pod: (namespace, name) => this.pods.get(keyOf({ namespace, name })),
       record: (cluster, type, reason, note) => this.ctx.events.record(cluster, type, reason, note),
     });
@@ -252,8 +250,7 @@ class PostgresClusterReconciler {
     const tls = spec.paused ? undefined : await this.certificates.follow(cluster, spec.tls, generation);
     if (tls) conditions.push(this.servingTls(cluster, tls.condition));
     // Before any member is started too, so that its backup server finds the certificate at once.
-    const backupPeersReady = !spec.paused && spec.backup?.objectStore !== undefined &&
-      await this.backupPeersServe(cluster);
+    const backupPeersReady = !spec.paused && spec.backup !== undefined && await this.backupPeersServe(cluster);
     const leaseObject = await this.ctx.client.get<Lease>(types.leases, request.namespace, names.lease(request.name));
     const foreignLease = leaseObject && !this.ours(cluster, leaseObject) ? leaseObject : undefined;
     if (leaseObject && !foreignLease) await this.keepOwnership(cluster, types.leases, leaseObject, deletesData(spec));
@@ -316,7 +313,8 @@ class PostgresClusterReconciler {
     conditions.push(...(outcome.blocked
       ? [{ type: 'Ready', status: 'False' as const, reason: 'NotOwned', message: outcome.blocked, observedGeneration: generation }]
       : this.readiness(outcome.waiting ? { kind: 'wait', reason: outcome.waiting } : step, observed, generation)));
-    const archiving = this.archiving(cluster, spec, step, primaryPod);
+    const repository = this.repositoryHost(cluster, spec, primaryPod);
+    const archiving = this.archiving(cluster, spec, step, primaryPod, repository);
     if (archiving) conditions.push(archiving);
     // No backup starts before pgBackRest has made the stanza on this primary: stanza-create holds every lock, so
     // a backup begun beside it fails, and one before it has no stanza to go to.
@@ -324,7 +322,8 @@ class PostgresClusterReconciler {
       this.archiveChecks.get(cluster.metadata.uid)?.verifiedPod === primaryPod.metadata.uid;
     const backup = spec.paused ? {} : await this.backups.follow(cluster, spec, step.kind === 'steady' && stanzaMade, primaryPod,
       { timeline: this.archiveChecks.get(cluster.metadata.uid)?.timeline, asked: backupAsked,
-        standby: this.backupStandby(cluster, spec, primaryPod, backupPeersReady) });
+        standby: this.backupStandby(cluster, spec, primaryPod, backupPeersReady),
+        ...(repository ? { repositoryHost: repository } : {}) });
     if (!spec.paused) {
       conditions.push(await this.configurations.follow(cluster, spec.postgresql, this.memberPods(cluster), {
         mayApply: step.kind === 'steady' || (step.kind === 'wait' && step.rollStopped === true), size: spec.size,
@@ -340,7 +339,10 @@ class PostgresClusterReconciler {
       memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
     if (monitor.condition) conditions.push(monitor.condition);
     let recorded = upgrade ?? ('record' in intent ? intent.record : undefined);
-    if (recorded && podUp && !spec.paused) recorded = await this.upgrades.afterwards(cluster, recorded, primaryPod);
+    if (recorded && podUp && !spec.paused) {
+      recorded = await this.upgrades.afterwards(cluster, recorded, primaryPod, spec.backup && !spec.backup.objectStore
+        ? () => this.onRepositoryHost(cluster, repository, 'timeout 300 pgbackrest stanza-upgrade') : undefined);
+    }
     const upgraded = majorUpgradeCondition(upgrade ? { kind: 'upgrade', record: upgrade }
       : 'record' in intent && recorded ? { ...intent, record: recorded } : intent, current, generation);
     if (upgraded) conditions.push(upgraded);
@@ -350,7 +352,7 @@ class PostgresClusterReconciler {
       ...(recorded ? { majorUpgrade: recorded } : {}),
       ...(upgrade?.phase === 'Stopping' || upgrade?.phase === 'Upgrading' ? { phase: 'Upgrading' as const }
         : upgrade?.phase === 'Halted' ? { phase: 'Failed' as const } : {}) },
-      conditions, [...spec.backup?.objectStore ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor'],
+      conditions, [...spec.backup ? [] : ['ContinuousArchiving'], ...spec.podMonitor ? [] : ['PodMonitor'],
         ...spec.roles?.length || spec.databases?.length ? [] : ['RolesApplied'], ...upgraded ? [] : ['MajorUpgrade'],
         'VersionChangeRefused']);
     this.upgrades.wrote(cluster, recorded);
@@ -367,8 +369,8 @@ class PostgresClusterReconciler {
   private async upgradeStep(cluster: Cluster, asked: Spec, record: MajorUpgradeStatus, planned: Step, observed: Observed):
   Promise<{ record: MajorUpgradeStatus; step: Step; backupAsked?: string }> {
     if (record.phase !== 'Pending') return this.upgrades.drive(cluster, asked, record);
-    const next = pendingUpgrade({ record, step: planned, primary: currentPrimary(observed), objectStore:
-      Boolean(asked.backup?.objectStore), backup: cluster.status?.scheduledBackup, now: new Date() });
+    const next = pendingUpgrade({ record, step: planned, primary: currentPrimary(observed),
+      backsUp: asked.backup !== undefined, backup: cluster.status?.scheduledBackup, now: new Date() });
     if (next.record.phase === 'Stopping') {
       await this.ctx.events.record(cluster, 'Normal', 'MajorUpgradeStarted', next.record.message);
       return { record: next.record, step: { kind: 'wait', reason: next.record.message, requeueAfterMs: 1000 } };
@@ -398,12 +400,36 @@ class PostgresClusterReconciler {
     return problem === undefined;
   }
 
-  /** The replica a backup into the object store is taken on, if one can be (standby-backups.ts). */
+  /**
+   * The replica a backup is taken from, if one can be (standby-backups.ts), with pgBackRest's options where it runs: on
+   * the replica itself, or on the repository host.
+   */
   private backupStandby(cluster: Cluster, spec: Spec, primary: Pod | undefined, peersReady: boolean): Standby | undefined {
-    if (!spec.backup?.objectStore) return undefined;
+    if (!spec.backup) return undefined;
     const replicas = this.memberPods(cluster).filter((pod) => pod.metadata.labels?.[roleLabel] === 'replica');
     const source = backupSource(spec, primary, replicas, peersReady, cluster.status?.synchronous?.standbys ?? []);
-    return source?.standbyOf ? { pod: source.pod, options: standbyOptions(cluster, source.standbyOf, memberLayout) } : undefined;
+    if (!source?.standbyOf) return undefined;
+    return { pod: source.pod, options: spec.backup.objectStore ? standbyOptions(cluster, source.standbyOf, memberLayout)
+      : memberHostOptions(cluster, { primary: source.standbyOf, standby: source.pod.metadata.name }, memberLayout) };
+  }
+
+  /**
+   * The repository host of a cluster that backs up into its volume, while it serves, with pgBackRest's options there
+   * that reach the primary.
+   */
+  private repositoryHost(cluster: Cluster, spec: Spec, primary: Pod | undefined): RepositoryHost | undefined {
+    if (!spec.backup || spec.backup.objectStore || !primary) return undefined;
+    const pod = this.pods.get(keyOf({ namespace: cluster.metadata.namespace, name: repositoryHostName(cluster.metadata.name) }));
+    if (!pod || !isControlledBy(pod, cluster) || !repositoryHostServing(pod)) return undefined;
+    return { pod, options: memberHostOptions(cluster, { primary: primary.metadata.name }, memberLayout) };
+  }
+
+  /** Runs pgBackRest's `command` on the repository host, for the primary; throws while there is none serving. */
+  private async onRepositoryHost(cluster: Cluster, repository: RepositoryHost | undefined, command: string):
+  Promise<string> {
+    if (!repository) throw new Error(`the repository host ${repositoryHostName(cluster.metadata.name)} is not serving`);
+    return this.run(cluster.metadata.namespace!, repository.pod.metadata.name, `${command} ${repository.options}`,
+      undefined, repositoryHostContainer);
   }
 
   /** A step that makes a member pod waits while the certificate Secret it mounts is not there, or not the cluster's. */
@@ -556,7 +582,7 @@ class PostgresClusterReconciler {
         }
       }],
       ['the backups', async () => {
-        // With an object store, pgBackRest takes the backups there: no volume, no CronJob.
+        // With an object store, pgBackRest takes the backups there: no volume, no repository host.
         if (spec.backup && !spec.backup.objectStore) {
           const current = cached(this.claims, names.backups(name)) as Claim | undefined;
           await ensure(types.persistentVolumeClaims, backupClaim(cluster, spec,
@@ -565,8 +591,10 @@ class PostgresClusterReconciler {
           if (current && isControlledBy(current, cluster)) {
             await this.keepOwnership(cluster, types.persistentVolumeClaims, current, false);
           }
-          await ensure(types.cronJobs, backupCronJob(cluster, spec, replicationSslMode(this.memberPods(cluster))), cronJob);
-        } else if (cronJob && isControlledBy(cronJob, cluster)) {
+        }
+        await this.keepRepositoryHost(cluster, spec, notOwned);
+        // The CronJob of pg_basebackup that filled the volume before pgBackRest did.
+        if (cronJob && isControlledBy(cronJob, cluster)) {
           await this.ctx.client.delete(types.cronJobs, ns, cronJob.metadata.name, cronJob.metadata.uid);
         }
       }],
@@ -577,6 +605,43 @@ class PostgresClusterReconciler {
     }
     if (failures.length) throw new Error(failures.join('; '));
     return notOwned;
+  }
+
+  /**
+   * Keeps the repository host's pod while the cluster backs up into its volume: made when missing, made again when it
+   * ended or was made otherwise (its image, say), but never while a backup runs in it, nor during a major upgrade, when
+   * it keeps the pgBackRest the members' data was archived with; deleted when no longer needed.
+   */
+  private async keepRepositoryHost(cluster: Cluster, spec: Spec, notOwned: string[]): Promise<void> {
+    const ns = cluster.metadata.namespace!;
+    const name = repositoryHostName(cluster.metadata.name);
+    const current = this.pods.get(keyOf({ namespace: ns, name }));
+    if (current && !isControlledBy(current, cluster)) {
+      notOwned.push(`Pod ${name}`);
+      return;
+    }
+    const wanted = spec.backup !== undefined && !spec.backup.objectStore;
+    if (!wanted || !current) {
+      if (current && !current.metadata.deletionTimestamp) await this.ctx.client.delete(types.pods, ns, name, current.metadata.uid);
+      if (wanted) {
+        await this.ctx.client.create(types.pods, repositoryHost(cluster, spec)).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.conflict)) throw error;
+        });
+      }
+      return;
+    }
+    if (current.metadata.deletionTimestamp) return;
+    const desired = repositoryHost(cluster, spec);
+    const ended = current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded';
+    const stale = current.metadata.annotations?.[repositoryRevisionAnnotation] !==
+      desired.metadata.annotations?.[repositoryRevisionAnnotation];
+    const backingUp = [cluster.status?.backupRequest, cluster.status?.scheduledBackup]
+      .some((slot) => slot?.phase === 'Running' && slot.member === name);
+    const upgrading = cluster.status?.currentVersion !== undefined &&
+      majorOf(cluster.status.currentVersion) !== majorOf(spec.version);
+    if (ended || (stale && !backingUp && !upgrading)) {
+      await this.ctx.client.delete(types.pods, ns, name, current.metadata.uid);
+    }
   }
 
   /**
@@ -682,10 +747,9 @@ class PostgresClusterReconciler {
       stuckAfterMs: this.stuckAfterMs,
       ...(this.replacedAt.has(uid) ? { lastReplacedMsAgo: performance.now() - this.replacedAt.get(uid)! } : {}),
       // A recovery's archive is in the store, which only the member reads: it says if the archive is not there.
-      backupAvailable: spec.backup?.objectStore
-        // Only a backup in the store counts; the store itself only the member reads, and it says what is missing.
-        ? (cluster.status?.bootstrapped ? cluster.status.lastBackup?.type !== undefined : spec.bootstrap?.recovery !== undefined)
-        : this.backupOf(cluster, spec) !== undefined,
+      // Only a backup pgBackRest made counts; the repository itself only the member reads, and it says what is missing.
+      backupAvailable: cluster.status?.bootstrapped ? spec.backup !== undefined && cluster.status.lastBackup?.type !== undefined
+        : spec.bootstrap?.recovery !== undefined || this.backupOf(cluster, spec) !== undefined,
       bootstrapFromBackup: spec.bootstrap !== undefined,
       ...(switchoverTo ? { switchoverTo } : {}),
     };
@@ -782,7 +846,7 @@ class PostgresClusterReconciler {
         await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
         await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', !step.restore ? `Added seed member ${step.member}`
-          : spec.backup?.objectStore && cluster.status?.bootstrapped ? `Recovering seed member ${step.member} from the ` +
+          : spec.backup && cluster.status?.bootstrapped ? `Recovering seed member ${step.member} from the ` +
             'cluster\'s own archive, all of it'
             : spec.bootstrap?.recovery ? `Recovering seed member ${step.member} from ${spec.bootstrap.recovery.source}'s ` +
               `archive${recoveryTarget(spec.bootstrap.recovery)}` : `Restoring seed member ${step.member} from the latest backup`);
@@ -1047,8 +1111,9 @@ class PostgresClusterReconciler {
     }
   }
 
-  private async run(namespace: string, pod: string, script: string, input?: string): Promise<string> {
-    const result = await this.ctx.client.exec(types.pods, { namespace, pod, container: 'postgres', command: ['sh', '-c', script],
+  private async run(namespace: string, pod: string, script: string, input?: string, container = 'postgres'):
+  Promise<string> {
+    const result = await this.ctx.client.exec(types.pods, { namespace, pod, container, command: ['sh', '-c', script],
       ...(input === undefined ? {} : { stdin: Buffer.from(input, 'utf8') }) });
     if (result.exitCode !== 0) throw new ScriptFailed(pod, result.exitCode, result.stderr);
     return result.stdout;
@@ -1095,8 +1160,6 @@ class PostgresClusterReconciler {
     const members = observed.members.map((m) => ({ name: m.name, role: m.name === promoted ? 'primary' as const : m.pod?.role ?? 'replica',
       ready: m.pod?.ready ?? false }));
     const versions = new Set(observed.members.map((m) => m.pod?.version).filter(Boolean));
-    const cronJob = this.cronJobs.get(keyOf({ namespace: cluster.metadata.namespace, name: names.backups(cluster.metadata.name) }));
-    const backupTime = cronJob?.status?.lastSuccessfulTime;
     return {
       phase: phases[step.kind] ?? cluster.status?.phase ?? 'Creating',
       primary: promoted ?? currentPrimary(observed),
@@ -1107,7 +1170,6 @@ class PostgresClusterReconciler {
       switchover: outcome.switchover ?? this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status,
       ...(cluster.status?.bootstrapped || members.some((m) => m.role === 'primary' && m.ready) ? { bootstrapped: true } : {}),
       ...(outcome.synchronous ? { synchronous: outcome.synchronous } : {}),
-      ...(backupTime ? { lastBackup: { name: `${names.backups(cluster.metadata.name)}@${backupTime}`, time: backupTime } } : {}),
     };
   }
 
@@ -1121,10 +1183,12 @@ class PostgresClusterReconciler {
    * The ContinuousArchiving condition as last found. A fresh look is started, never waited for, while the cluster is
    * steady, at most every archiveCheckMs: a store that does not answer holds up no failover. On a primary not yet
    * seen archiving, pgBackRest first makes the stanza (tried again until it can), then one WAL switch is archived.
+   * Into the backup volume, the repository host must serve first.
    */
-  private archiving(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined): Pending | undefined {
+  private archiving(cluster: Cluster, spec: Spec, step: Step, primary: Pod | undefined,
+    repository: RepositoryHost | undefined): Pending | undefined {
     const uid = cluster.metadata.uid;
-    if (!spec.backup?.objectStore) {
+    if (!spec.backup) {
       this.archiveChecks.delete(uid);
       return undefined;
     }
@@ -1144,7 +1208,10 @@ class PostgresClusterReconciler {
       let condition: Pending;
       try {
         if (!verified) {
-          await this.run(ns, name, `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create`);
+          const stanzaCreate = `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create`;
+          // Into the backup volume, on the repository host, which alone may make it.
+          await (spec.backup!.objectStore ? this.run(ns, name, stanzaCreate)
+            : this.onRepositoryHost(cluster, repository, stanzaCreate));
           // One WAL switch per primary, not per look: an idle cluster shows at once that its archiving works.
           await this.run(ns, name, switchWalScript);
           entry.verifiedPod = primary.metadata.uid;

@@ -6,7 +6,7 @@ import { postgresqlSpec } from './configuration.ts';
 import { databasesSpec, rolesSpec } from './roles.ts';
 import { tlsSpec } from './tls.ts';
 
-/** Asks for a full backup into the object store: a new value, another (backups.ts). */
+/** Asks for a full backup into the cluster's repository: a new value, another (backups.ts). */
 export const backupRequestAnnotation = 'keelson.dev/backup-request';
 /** Asks for a switchover to the member named (switchover.ts). */
 export const switchoverAnnotation = 'keelson.dev/switchover-to';
@@ -51,7 +51,7 @@ export const postgresClusterSpec = object({
     required: true }),
   version: string({ description: 'The PostgreSQL version, major or major.minor (e.g. "17" or "17.2"); the image ' +
     'is postgres:<version> unless image is set. A minor change rolls through the members; a higher major is an ' +
-    'upgrade in place with pg_upgrade (every member stopped meanwhile; with an object store, a full backup first), ' +
+    'upgrade in place with pg_upgrade (every member stopped meanwhile; with spec.backup, a full backup first), ' +
     'which, if it fails, leaves the members on the version they ran; a lower one is refused.', required: true, maxLength: 16, pattern: '^[1-9][0-9]*(\\.[0-9]+)?$',
   rules: [{ rule: "int(self.find('^[0-9]+')) >= int(oldSelf.find('^[0-9]+'))",
     message: 'the PostgreSQL major version cannot go down: data files are not readable by an older major' }] }),
@@ -100,28 +100,28 @@ export const postgresClusterSpec = object({
     schedule: string({ description: 'When to take a base backup, as a cron expression, e.g. "0 3 * * *".',
       required: true, maxLength: 128, pattern: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\\S+\\s+){4}\\S+)$' }),
     retain: integer({ description: 'Base backups to keep.', minimum: 1, maximum: 100, default: 7 }),
-    retainDays: integer({ description: 'With objectStore, keep backups by age instead of by count: a full backup ' +
+    retainDays: integer({ description: 'Keep backups by age instead of by count: a full backup ' +
       'goes once a newer one is at least this many days old, so any time in the last retainDays days can be ' +
       'recovered to (pgBackRest\'s time retention); the WAL before the oldest backup kept goes with it.',
     minimum: 1, maximum: 3650 }),
     objectStore: objectStore,
-    target: enumeration(['prefer-standby', 'primary'], { description: 'With objectStore, where a backup runs: ' +
-      'prefer-standby copies the data files from a streaming replica, the primary starting and stopping the backup ' +
+    target: enumeration(['prefer-standby', 'primary'], { description: 'Where a backup reads the data files: ' +
+      'prefer-standby copies them from a streaming replica, the primary starting and stopping the backup ' +
       'and serving the few files replicas lack (through the pgBackRest server each member runs on port 8432, with a ' +
-      'certificate of Secret <name>-backup-peer), and takes it on the primary when no replica streams; primary ' +
+      'certificate of Secret <name>-backup-peer), and from the primary when no replica streams; primary ' +
       'always reads the primary\'s volume.',
     default: 'prefer-standby' }),
-  }, { description: 'Scheduled base backups into the cluster\'s backup volume; with objectStore, into an ' +
-    'S3-compatible object store instead, with continuous WAL archiving (pgBackRest).', rules: [
-    { rule: '!has(self.retainDays) || has(self.objectStore)', message: 'retainDays needs objectStore',
-      fieldPath: '.retainDays' },
-  ] }),
+  }, { description: 'Continuous WAL archiving and scheduled base backups with pgBackRest: into the cluster\'s ' +
+    'backup volume (<name>-backups), which a pod of its own, the repository host <name>-repo, mounts and serves to ' +
+    'the members; with objectStore, into an S3-compatible object store instead.' }),
   bootstrap: object({
     fromBackup: object({
       cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
         required: true, maxLength: 63, pattern: dns1123Label }),
-      backup: string({ description: 'The backup to restore; default the latest.', maxLength: 253 }),
-    }, { description: 'Create the cluster from an existing backup in a backup volume.' }),
+      backup: string({ description: 'The backup to restore, to its end: its pgBackRest label, as that cluster\'s ' +
+        'status.lastBackup.name gives it; default the latest, with all the WAL archived after it.', maxLength: 253 }),
+    }, { description: 'Create the cluster from another cluster\'s backup volume, read where it lies (mounted ' +
+      'read-only by the new seed, which must be able to mount it).' }),
     recovery: object({
       source: string({ description: 'The cluster whose archive to recover: its name, the stanza in the store. It ' +
         'need not exist any more.', required: true, maxLength: 63, pattern: dns1123Label }),
@@ -152,12 +152,12 @@ export const postgresClusterSpec = object({
   message: 'a database kept cannot be owned by a role marked absent', fieldPath: '.databases' },
 ] });
 
-/** A backup into the object store, as it goes. */
+/** A backup into the repository, as it goes. */
 const backupProgress = (token: string, description: string) => object({
   token: string({ description: token, required: true }),
   phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
-  member: string({ description: 'The member taking it.' }),
-  standbyOf: string({ description: 'When taken on a standby, the primary it started on: a failover ends it.' }),
+  member: string({ description: 'Where pgBackRest takes it: a member, or the repository host <name>-repo.' }),
+  standbyOf: string({ description: 'When taken from a standby, the primary it started on: a failover ends it.' }),
   startTime: string({ description: 'When it was started.', format: 'date-time' }),
   message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
 }, { description });
@@ -189,20 +189,21 @@ export const postgresClusterStatus = statusOf({
   lastBackup: object({
     name: string({ description: 'The backup.', required: true }),
     time: string({ description: 'When it finished.', format: 'date-time', required: true }),
-    type: string({ description: 'full, diff or incr (a backup in the object store).' }),
+    type: string({ description: 'full, diff or incr.' }),
     beginWal: string({ description: 'The first WAL segment a restore of it needs.' }),
     endWal: string({ description: 'The last WAL segment a restore of it needs: it is consistent from there on.' }),
     beginLSN: string({ description: 'Where its WAL begins.' }),
     endLSN: string({ description: 'Where its WAL ends.' }),
     sizeBytes: integer({ description: 'The size of the database it holds.', minimum: 0 }),
-    repositorySizeBytes: integer({ description: 'What it takes in the store, compressed.', minimum: 0 }),
+    repositorySizeBytes: integer({ description: 'What it takes in the repository, compressed.', minimum: 0 }),
     durationSeconds: integer({ description: 'How long it took.', minimum: 0 }),
-    postgresVersion: string({ description: 'The PostgreSQL major version it is of (a backup in the object store).' }),
+    postgresVersion: string({ description: 'The PostgreSQL major version it is of.' }),
   }, { description: 'The latest successful base backup.' }),
   backupRequest: backupProgress('The value of the keelson.dev/backup-request annotation it answers.',
     'The latest backup asked for with the keelson.dev/backup-request annotation.'),
   scheduledBackup: backupProgress('scheduled-<the UTC minute the schedule fired at>.',
-    'The latest backup backup.schedule started, with an object store.'),
+    'The latest backup backup.schedule (or the operator: a first one, one per new timeline, one before a major ' +
+    'upgrade) started.'),
   majorUpgrade: object({
     from: string({ description: 'The version the members ran.', required: true }),
     fromImage: string({ description: 'The image they ran it with, whose programs pg_upgrade reads the data with.',
@@ -216,7 +217,7 @@ export const postgresClusterStatus = statusOf({
     attempts: integer({ description: 'How often pg_upgrade was started for this upgrade (again after being cut short).',
       minimum: 0 }),
     primary: string({ description: 'The member whose data is upgraded; the replicas are cloned from it afterwards.' }),
-    backup: string({ description: 'The token of the full backup taken before it, with an object store.' }),
+    backup: string({ description: 'The token of the full backup taken before it, with spec.backup.' }),
     retry: string({ description: 'The keelson.dev/major-upgrade-retry annotation this attempt answers.',
       maxLength: 63 }),
     startTime: string({ description: 'When it was asked for.', format: 'date-time' }),
@@ -260,13 +261,11 @@ export const PostgresCluster = defineKind({
   ],
   actionAnnotations: [backupRequestAnnotation, switchoverAnnotation, majorUpgradeRetryAnnotation],
   requesterRights: [
-    { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you' },
+    { group: '', resource: 'pods', verb: 'create', because: 'the controller runs PostgreSQL pods of its image for you ' +
+      '(and, with a backup volume, a pgBackRest repository host on it)' },
     { group: '', resource: 'persistentvolumeclaims', verb: 'create', because: 'the controller claims volumes for you' },
     { group: 'policy', resource: 'poddisruptionbudgets', verb: 'create', when: 'request.operation == \'CREATE\'',
       because: 'the controller limits evictions of the members for you (made with the cluster, once)' },
-    { group: 'batch', resource: 'cronjobs', verb: 'create',
-      when: 'has(object.spec.backup) && !has(object.spec.backup.objectStore)',
-      because: 'the controller schedules backups for you' },
     { group: '', resource: 'secrets', verb: 'get', name: 'object.spec.backup.objectStore.credentials.name',
       when: 'has(object.spec.backup) && has(object.spec.backup.objectStore)',
       because: 'the members read the object store\'s keys from that Secret for you' },

@@ -1,5 +1,5 @@
 // What a member runs, as POSIX sh over PostgreSQL's own tools (initdb, pg_basebackup, pg_rewind, pg_ctl, psql),
-// which the postgres image has on its PATH. The operator mounts these into member pods and the backup CronJob, and
+// which the postgres image has on its PATH. The operator mounts these into member pods, and
 // runs the short ones through exec; tests run the same text against PostgreSQL servers on this machine.
 //
 // Environment, set by the operator from the spec and the cluster's Secrets:
@@ -15,8 +15,6 @@
 //                             FENCE_AFTER seconds (default 8); a promotion waits for the file to say "primary"
 //   PRIMARY_HOST, PRIMARY_PORT  where a replica streams from
 //   POSTGRES_PASSWORD, REPLICATION_PASSWORD  the superuser's and the replication user's passwords
-//   BACKUP_ROOT, BACKUP_NAME  where base backups live, and the one to restore (default the newest completed one)
-//   RESTORE                   "true": a member with no data restores a backup instead of running initdb
 //   BOOTSTRAPPED              "true": the cluster's data exists, so a primary with no data stops rather than initdb
 //   SYNCHRONOUS_STANDBY_NAMES  the standbys a primary's commits wait for (empty: none), given when it is promoted
 //                             and when they change; PROMOTE_TIMEOUT, the seconds a promotion may take (default 60)
@@ -24,8 +22,9 @@
 //                             received; SLOTS, the slots a primary keeps (one per other member, space-separated),
 //                             and SLOT_PATTERN, what the cluster's slots look like (others are left alone)
 //   WAL_KEEP_SIZE, MAX_SLOT_WAL_KEEP_SIZE  how much WAL a primary keeps regardless of slots, and for a slot at most
-//   RECOVER_STANZA, RECOVER_PATH, RECOVER_TARGET_TYPE, RECOVER_TARGET  a primary with no data recovers another
-//                             cluster's archive to that target (archive.ts's recoveryEnv)
+//   RECOVER_STANZA, RECOVER_PATH, RECOVER_TARGET_TYPE, RECOVER_TARGET  a primary with no data recovers a cluster's
+//                             archive to that target (archive.ts's recoveryEnv); RECOVER_SET, one backup, to its end;
+//                             RECOVER_FROM_VOLUME, "true": from a backup volume mounted at RECOVER_PATH
 //   PGBACKREST_STANZA, PGBACKREST_...  pgBackRest's settings (archive.ts): when set, WAL is archived with it;
 //                             ARCHIVE_TIMEOUT, the seconds a quiet primary may keep a WAL segment open
 //   CONFIG_DIR                the configuration the operator last accepted (configuration.ts), copied into the data
@@ -91,14 +90,6 @@ END \\$\\$;"
 }
 # This replica's slot on the primary, so the primary keeps the WAL it has yet to receive.
 ensure_slot() { [ -z "\${REPLICATION_SLOT:-}" ] || primary_sql "$(slot_sql "$REPLICATION_SLOT")" >/dev/null; }
-# The names of the completed backups in BACKUP_ROOT, oldest first: directories named as backupScript names them, with
-# the manifest pg_basebackup writes last. Nothing else there is a backup: not lost+found, a .partial, a stray directory.
-completed_backups() {
-  ls -1 "$BACKUP_ROOT" 2>/dev/null | grep -E '^[0-9]{8}T[0-9]{6}Z(_[0-9]+)?$' | sort -t _ -k 1,1 -k 2,2n |
-    while read -r name; do
-      if [ -f "$BACKUP_ROOT/$name/backup_manifest" ] && [ -f "$BACKUP_ROOT/$name/base.tar.gz" ]; then echo "$name"; fi
-    done
-}
 `;
 
 /**
@@ -119,7 +110,7 @@ export const noDataExitCode = 4;
 export const otherMajorExitCode = 5;
 
 /**
- * The member's entry point. A member with no data is created: restored from a backup (RESTORE=true), cloned from
+ * The member's entry point. A member with no data is created: recovered from a backup (RECOVER_STANZA), cloned from
  * the primary (a replica) or initialised (the seed). A member with data that is to be a replica but was a primary
  * (no standby.signal: it was the primary before a failover) is rewound onto the new primary's timeline first, or
  * cloned afresh if pg_rewind fails. Then the server runs in the foreground.
@@ -166,34 +157,31 @@ follow_primary() {
   [ -z "\${REPLICATION_SLOT:-}" ] || echo "primary_slot_name = '$REPLICATION_SLOT'" >> "$1/postgresql.auto.conf"
   rm -rf "$1/pg_replslot/"*
 }
-# BACKUP_NAME, else the newest; nothing when that is not a completed backup.
-backup_to_restore() {
-  completed_backups | if [ -n "\${BACKUP_NAME:-}" ]; then grep -Fx "$BACKUP_NAME" || :; else tail -n 1; fi
-}
-# Point-in-time recovery from another cluster's archive (RECOVER_STANZA at RECOVER_PATH, in the store pgBackRest is
-# configured with): its latest base backup before the target, then its WAL up to RECOVER_TARGET (of
-# RECOVER_TARGET_TYPE time, lsn or name; none: all of it), replayed on a private socket until promoted.
+# Recovery from a cluster's archive (RECOVER_STANZA at RECOVER_PATH, in the repository pgBackRest is configured with,
+# or with RECOVER_FROM_VOLUME=true in a backup volume mounted there): the backup RECOVER_SET, to its end; else the
+# latest base backup before RECOVER_TARGET (of RECOVER_TARGET_TYPE time, lsn or name), then its WAL up to the target
+# (none: all of it), replayed on a private socket until promoted.
 recover() {
-  echo "recovering $RECOVER_STANZA from $RECOVER_PATH\${RECOVER_TARGET:+ up to $RECOVER_TARGET_TYPE $RECOVER_TARGET}" >&2
+  echo "recovering $RECOVER_STANZA from $RECOVER_PATH\${RECOVER_SET:+, backup $RECOVER_SET}\${RECOVER_TARGET:+ up to \
+$RECOVER_TARGET_TYPE $RECOVER_TARGET}" >&2
   # archive-get reads the data directory's pg_control too: the one being made, until it is renamed into place.
   from="--stanza=$RECOVER_STANZA --repo1-path=$RECOVER_PATH --pg1-path=$1"
-  if [ -n "\${RECOVER_TARGET:-}" ]; then
-    pgbackrest $from --type="$RECOVER_TARGET_TYPE" --target="$RECOVER_TARGET" \\
-      --target-action=promote --recovery-option="restore_command=pgbackrest $from archive-get %f \\"%p\\"" restore
+  # Another cluster's volume is read as a directory, not through this cluster's repository host.
+  [ "\${RECOVER_FROM_VOLUME:-}" != true ] || from="$from --reset-repo1-host --repo1-type=posix"
+  if [ -n "\${RECOVER_SET:-}" ]; then
+    target="--set=$RECOVER_SET --type=immediate --target-action=promote"
+  elif [ -n "\${RECOVER_TARGET:-}" ]; then
+    target="--type=$RECOVER_TARGET_TYPE --target-action=promote"
   else
-    pgbackrest $from --recovery-option="restore_command=pgbackrest $from archive-get %f \\"%p\\"" restore
+    target=
   fi
+  # RECOVER_TARGET alone is quoted: a time has a space in it.
+  pgbackrest $from $target \${RECOVER_TARGET:+"--target=$RECOVER_TARGET"} \
+    --recovery-option="restore_command=pgbackrest $from archive-get %f \\"%p\\"" restore
   drop_copied_settings "$1"
   set_passwords "$1"
   # Its target is behind it: a replica cloned from it, or it as one after a failover, must not stop there.
   sed -i '/^recovery_target/d; /^restore_command/d' "$1/postgresql.auto.conf"
-}
-restore() {
-  echo "restoring $BACKUP_ROOT/$backup" >&2
-  tar -xzf "$BACKUP_ROOT/$backup/base.tar.gz" -C "$1"
-  rm -f "$1/standby.signal"
-  drop_copied_settings "$1"
-  set_passwords "$1"
 }
 clone() {
   echo "cloning from $PRIMARY_HOST:$PRIMARY_PORT" >&2
@@ -276,10 +264,6 @@ fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ -n "\${RECOVER_STANZA:-}" ] && [ "$MEMBER_ROLE" = primary ]; then
     create recover
-  elif [ "\${RESTORE:-}" = true ]; then
-    backup=$(backup_to_restore)
-    [ -n "$backup" ] || { echo "no base backup\${BACKUP_NAME:+ $BACKUP_NAME} in $BACKUP_ROOT" >&2; exit 2; }
-    create restore
   elif [ "$MEMBER_ROLE" = replica ]; then
     create clone
   elif [ "\${BOOTSTRAPPED:-}" = true ]; then
@@ -516,24 +500,6 @@ case "$state" in
     [ "$lag" -le "\${MAX_LAG_BYTES:-16777216}" ] || { echo "replay is $lag bytes behind what the primary sent" >&2; exit 1; } ;;
   *) echo "not streaming from the primary (WAL receiver: $state)" >&2; exit 1 ;;
 esac`;
-
-/**
- * Takes a compressed base backup (WAL included) of the primary into BACKUP_ROOT/<UTC time>, keeps the newest
- * RETAIN, and prints the new backup's name. A backup is complete once renamed from .partial; nothing else in
- * BACKUP_ROOT counts or is removed.
- */
-export const backupScript = `${common}
-# Named by the second it starts in (BusyBox's date has no finer unit), and numbered after a first in that second.
-base=$(date -u +%Y%m%dT%H%M%SZ)
-name=$base
-n=0
-while [ -e "$BACKUP_ROOT/$name" ]; do n=$((n + 1)); name="\${base}_$n"; done
-rm -rf "$BACKUP_ROOT/$name.partial"
-PGPASSWORD=$REPLICATION_PASSWORD pg_basebackup -d "host=$PRIMARY_HOST port=$PRIMARY_PORT user=replicator$(tls_options)" \\
-  -D "$BACKUP_ROOT/$name.partial" -Ft -z -X fetch --checkpoint=fast
-mv "$BACKUP_ROOT/$name.partial" "$BACKUP_ROOT/$name"
-completed_backups | head -n "-\${RETAIN:-7}" | while read -r old; do rm -rf "\${BACKUP_ROOT:?}/$old"; done
-echo "$name"`;
 
 /** Makes the role the member agents read statistics as, on the primary: the operator runs it once per primary pod. */
 export const monitorRoleScript = `${common}

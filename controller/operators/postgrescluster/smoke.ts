@@ -1,6 +1,7 @@
 // The shortest run that touches every permission PostgresCluster declares: credentials, scripts, Services, member
-// claims and pods, Events, the backup schedule, the PodMonitor, a minor upgrade with its switchover (exec,
-// relabelling), and a scale-down that removes a member with its volume, and the schedule and PodMonitor with it.
+// claims and pods, Events, the backup volume's repository host, the PodMonitor, a minor upgrade with its switchover
+// (exec, relabelling), the backup CronJob an earlier version made removed, and a scale-down that removes a member
+// with its volume, and the repository host and PodMonitor with it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,13 +36,21 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
       Boolean(await get('pdb', 'smoke')), { timeoutMs });
     await waitFor('the MemberAdded Events', async () => (await get('events.events.k8s.io', '--field-selector',
       'regarding.name=smoke'))?.items.some((e: { reason: string }) => e.reason === 'MemberAdded'), { timeoutMs });
-    await waitFor('the backup CronJob', async () => Boolean(await get('cronjob', 'smoke-backups')), { timeoutMs });
+    await waitFor('the repository host', async () => Boolean(await get('pod', 'smoke-repo')), { timeoutMs });
+    const { uid } = (await get('pgc', 'smoke')).metadata;
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'batch/v1', kind: 'CronJob',
+      metadata: { name: 'smoke-backups', namespace, ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1',
+        kind: 'PostgresCluster', name: 'smoke', uid, controller: true }] },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never',
+        containers: [{ name: 'backup', image: 'postgres:17.2' }] } } } } } }) });
+    await waitFor('the earlier version\'s backup CronJob removed', async () => !(await get('cronjob', 'smoke-backups')),
+      { timeoutMs });
     await apply({ size: 2, version: '17.3', storage, backup: { schedule: '0 3 * * *' }, podMonitor });
     await settled('upgraded with a switchover', (s) => s.currentVersion === '17.3' && s.primary === 'smoke-0001' && s.readyMembers === 2);
     await apply({ size: 1, version: '17.3', storage });
     await settled('one member, no schedule', (s) => s.members.length === 1);
-    await waitFor('the removed member\'s claim, the CronJob and the PodMonitor gone', async () =>
-      !(await get('pvc', 'smoke-0000')) && !(await get('cronjob', 'smoke-backups')) && !(await get('podmonitor', 'smoke')),
+    await waitFor('the removed member\'s claim, the repository host and the PodMonitor gone', async () =>
+      !(await get('pvc', 'smoke-0000')) && !(await get('pod', 'smoke-repo')) && !(await get('podmonitor', 'smoke')),
     { timeoutMs });
   } finally {
     cleanups.forEach((c) => c());

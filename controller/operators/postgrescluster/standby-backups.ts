@@ -127,25 +127,30 @@ export function peerVolume(cluster: Cluster): { volume: object; mount: object } 
   };
 }
 
+/** pgBackRest's TLS server settings: the peer certificate, admitting only its name, for this cluster's stanza. */
+export function peerServerEnv(cluster: Cluster): object[] {
+  const env = (name: string, value: string | number) => ({ name, value: String(value) });
+  return [
+    env('PEER_DIR', peerDir),
+    env('PGBACKREST_TLS_SERVER_ADDRESS', '0.0.0.0'),
+    env('PGBACKREST_TLS_SERVER_PORT', backupServerPort),
+    env('PGBACKREST_TLS_SERVER_CERT_FILE', `${peerDir}/tls.crt`),
+    env('PGBACKREST_TLS_SERVER_KEY_FILE', `${peerDir}/tls.key`),
+    env('PGBACKREST_TLS_SERVER_CA_FILE', `${peerDir}/ca.crt`),
+    env('PGBACKREST_TLS_SERVER_AUTH', `${peerClientName}=${stanzaOf(cluster)}`),
+    env('PGBACKREST_LOG_LEVEL_FILE', 'off'),
+    env('PGBACKREST_LOG_LEVEL_CONSOLE', 'warn'),
+  ];
+}
+
 /**
  * The member's pgBackRest TLS server, a native sidecar beside PostgreSQL: it reads the data directory and reaches
  * PostgreSQL through its socket, and is given no key of the object store.
  */
 export function backupServerSidecar(cluster: Cluster, image: string, mounts: object[], securityContext: object): object {
-  const env = (name: string, value: string | number) => ({ name, value: String(value) });
   return {
     name: backupServerContainerName, image, restartPolicy: 'Always', command: ['sh', '-c', backupServerScript],
-    env: [
-      env('PEER_DIR', peerDir),
-      env('PGBACKREST_TLS_SERVER_ADDRESS', '0.0.0.0'),
-      env('PGBACKREST_TLS_SERVER_PORT', backupServerPort),
-      env('PGBACKREST_TLS_SERVER_CERT_FILE', `${peerDir}/tls.crt`),
-      env('PGBACKREST_TLS_SERVER_KEY_FILE', `${peerDir}/tls.key`),
-      env('PGBACKREST_TLS_SERVER_CA_FILE', `${peerDir}/ca.crt`),
-      env('PGBACKREST_TLS_SERVER_AUTH', `${peerClientName}=${stanzaOf(cluster)}`),
-      env('PGBACKREST_LOG_LEVEL_FILE', 'off'),
-      env('PGBACKREST_LOG_LEVEL_CONSOLE', 'warn'),
-    ],
+    env: peerServerEnv(cluster),
     ports: [{ name: 'pgbackrest', containerPort: backupServerPort }],
     volumeMounts: mounts, securityContext: { ...securityContext, readOnlyRootFilesystem: true },
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '256Mi' } },

@@ -138,7 +138,8 @@ echo "upgraded to PostgreSQL $to" >&2`;
  */
 export const afterUpgradeScript = `mkdir -p /tmp/keelson
 setsid sh -c 'psql="psql -X -h /var/run/postgresql -U postgres -v ON_ERROR_STOP=1 -Atq"
-[ -z "\${PGBACKREST_STANZA:-}" ] || timeout 300 pgbackrest stanza-upgrade
+# Into the backup volume, the operator tells the repository host instead: there alone can it be told.
+[ -z "\${PGBACKREST_STANZA:-}" ] || [ -n "\${PGBACKREST_REPO1_HOST:-}" ] || timeout 300 pgbackrest stanza-upgrade
 $psql -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn" | while read -r db; do
   PGDATABASE=$db $psql -c "SELECT format(\\$\\$ALTER EXTENSION %I UPDATE;\\$\\$, name) FROM pg_available_extensions
     WHERE installed_version IS NOT NULL AND installed_version <> default_version" | PGDATABASE=$db $psql

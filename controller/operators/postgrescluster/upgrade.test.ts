@@ -54,27 +54,27 @@ describe('an upgrade asked for but not begun', () => {
 
   it('waits for the cluster to be steady, saying for what', () => {
     const next = pendingUpgrade({ record: pending, step: { kind: 'wait', reason: 'member books-0001 is starting' },
-      primary: 'books-0000', objectStore: false, now });
+      primary: 'books-0000', backsUp: false, now });
     assert.equal(next.record.phase, 'Pending');
     assert.match(next.record.message, /books-0001 is starting/);
   });
 
   it('stops the members of a steady cluster without an object store at once', () => {
-    const next = pendingUpgrade({ record: pending, step: steady, primary: 'books-0000', objectStore: false, now });
+    const next = pendingUpgrade({ record: pending, step: steady, primary: 'books-0000', backsUp: false, now });
     assert.deepEqual([next.record.phase, next.record.primary, next.backup], ['Stopping', 'books-0000', undefined]);
   });
 
   it('takes a full backup first with an object store, and fails without stopping anything when it fails', () => {
-    let next = pendingUpgrade({ record: pending, step: steady, primary: 'books-0000', objectStore: true, now });
+    let next = pendingUpgrade({ record: pending, step: steady, primary: 'books-0000', backsUp: true, now });
     assert.deepEqual([next.record.phase, next.backup], ['Pending', token]);
     assert.equal(token, 'before-postgresql-17-20261126100000');
-    next = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', objectStore: true, now,
+    next = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', backsUp: true, now,
       backup: { token, phase: 'Running', message: '40% copied' } });
     assert.match(next.record.message, /40% copied/);
-    const done = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', objectStore: true, now,
+    const done = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', backsUp: true, now,
       backup: { token, phase: 'Completed' } });
     assert.equal(done.record.phase, 'Stopping');
-    const failed = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', objectStore: true, now,
+    const failed = pendingUpgrade({ record: next.record, step: steady, primary: 'books-0000', backsUp: true, now,
       backup: { token, phase: 'Failed', message: 'the store refused the keys' } });
     assert.equal(failed.record.phase, 'Failed');
     assert.match(failed.record.message, /nothing was stopped: the store refused the keys/);

@@ -77,28 +77,28 @@ export interface PendingInput {
   /** The plan's step for the cluster on the version it runs. */
   step: Step;
   primary?: string;
-  /** With an object store: the operator-asked backup slot, as the status says. */
+  /** With a repository (spec.backup): the operator-asked backup slot, as the status says. */
   backup?: { token: string; phase: string; message?: string };
-  objectStore: boolean;
+  backsUp: boolean;
   now: Date;
 }
 
 /**
- * An upgrade asked for but not begun: it waits for the cluster to be steady and, with an object store, for a full
- * backup of now; then the members are stopped. `backup`: the token of the backup to ask for.
+ * An upgrade asked for but not begun: it waits for the cluster to be steady and, with spec.backup, for a full backup
+ * of now; then the members are stopped. `backup`: the token of the backup to ask for.
  */
-export function pendingUpgrade({ record, step, primary, backup, objectStore, now }: PendingInput):
+export function pendingUpgrade({ record, step, primary, backup, backsUp, now }: PendingInput):
 { record: MajorUpgradeStatus; backup?: string } {
   if (step.kind !== 'steady' || !primary) {
     const why = step.kind === 'wait' ? step.reason : step.kind === 'paused' ? 'spec.paused is set' : `next: ${step.kind}`;
     return { record: { ...record, phase: 'Pending', message: `waiting for the cluster to be steady (${why})` } };
   }
   const token = backupBeforeToken(record);
-  if (objectStore && backup?.token === token && backup.phase === 'Failed') {
+  if (backsUp && backup?.token === token && backup.phase === 'Failed') {
     return { record: { ...record, phase: 'Failed', backup: token, completionTime: stamp(now),
       message: `the full backup before the upgrade failed, and nothing was stopped: ${backup.message ?? ''}`.slice(0, 2000) } };
   }
-  if (objectStore && !(backup?.token === token && backup.phase === 'Completed')) {
+  if (backsUp && !(backup?.token === token && backup.phase === 'Completed')) {
     return { backup: token, record: { ...record, phase: 'Pending', backup: token,
       message: `a full backup (${token}) is taken first: ${backup?.token === token ? backup.message ?? 'running' : 'asked'}` } };
   }
@@ -290,13 +290,16 @@ export class MajorUpgrades {
 
   /**
    * Once the upgraded primary (a ready pod of the new major) takes writes, starts what pg_upgrade leaves to do, once;
-   * a failure to start it is tried again at the next look.
+   * a failure to start it is tried again at the next look. `stanzaUpgrade`, where given, tells the repository host's
+   * pgBackRest of the new version first (there alone can it be told).
    */
-  async afterwards(cluster: Cluster, record: MajorUpgradeStatus, primary: Pod): Promise<MajorUpgradeStatus> {
+  async afterwards(cluster: Cluster, record: MajorUpgradeStatus, primary: Pod,
+    stanzaUpgrade?: () => Promise<unknown>): Promise<MajorUpgradeStatus> {
     const version = primary.metadata.annotations?.[versionAnnotation];
     if (record.phase !== 'Completed' || record.afterUpgradeStarted || !version ||
       majorOf(version) !== majorOf(record.to)) return record;
     try {
+      await stanzaUpgrade?.();
       await this.deps.run(cluster.metadata.namespace!, primary.metadata.name, afterUpgradeScript);
     } catch {
       return record;
