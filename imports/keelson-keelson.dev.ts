@@ -930,7 +930,7 @@ export function toJson_PostgresClusterSpecBackup(obj: PostgresClusterSpecBackup 
  */
 export interface PostgresClusterSpecBootstrap {
   /**
-   * Create the cluster from another cluster's backup volume, read where it lies (mounted read-only by the new seed, which must be able to mount it).
+   * Create the cluster from another cluster's backup volume (a cluster with spec.backup and no objectStore), read where it lies: mounted read-only by the new seed, which goes beside that cluster's repository host when it can, and must to mount a ReadWriteOnce volume.
    *
    * @schema PostgresClusterSpecBootstrap#fromBackup
    */
@@ -1368,7 +1368,7 @@ export enum PostgresClusterSpecBackupTarget {
 }
 
 /**
- * Create the cluster from another cluster's backup volume, read where it lies (mounted read-only by the new seed, which must be able to mount it).
+ * Create the cluster from another cluster's backup volume (a cluster with spec.backup and no objectStore), read where it lies: mounted read-only by the new seed, which goes beside that cluster's repository host when it can, and must to mount a ReadWriteOnce volume.
  *
  * @schema PostgresClusterSpecBootstrapFromBackup
  */

@@ -167,12 +167,15 @@ export class Client {
   }
 
   /** Deletes, optionally only if the object is still the one with `uid`. False when it was already gone. */
-  async delete(type: ResourceType, namespace: string | undefined, name: string, uid?: string): Promise<boolean> {
+  /** Deletes the object (that uid only, if given); `gracePeriodSeconds` 0 is a force delete, for a pod whose node is gone. */
+  async delete(type: ResourceType, namespace: string | undefined, name: string, uid?: string,
+    gracePeriodSeconds?: number): Promise<boolean> {
     this.check(type, 'delete');
     try {
       await this.call('delete', type, () => this.rest.json({ method: 'DELETE', path: pathOf(type, namespace, name),
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background',
-          ...(uid ? { preconditions: { uid } } : {}) } }));
+          ...(uid ? { preconditions: { uid } } : {}),
+          ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) } }));
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.notFound) return false;

@@ -35,7 +35,8 @@ esac
 
 /**
  * pgBackRest as the operator drives it, for a cluster's members and repository host (KEELSON_REPOSITORY, shared): a
- * backup is listed at once, with the annotations it was given; what else it is asked is only recorded.
+ * backup is listed at once, with the annotations it was given; each command is recorded in `commands`, after the pod
+ * it ran in.
  */
 const pgBackRest = `#!/bin/sh
 repository=\${KEELSON_REPOSITORY:?}
@@ -51,8 +52,8 @@ case " $* " in
   "archive": {"start": "000000010000000000000002", "stop": "000000010000000000000002"},
   "timestamp": {"start": $now, "stop": $now}, "info": {"size": 1, "repository": {"size": 1}}}]}]
 EOF
-    echo "$*" >> "$repository/commands" ;;
-  *) echo "$*" >> "$repository/commands" ;;
+    echo "$(basename "$PWD") $*" >> "$repository/commands" ;;
+  *) echo "$(basename "$PWD") $*" >> "$repository/commands" ;;
 esac
 `;
 

@@ -186,6 +186,20 @@ describe('following backups into the object store', () => {
     assert.equal(status.backupRequest.phase, 'Completed');
     assert.ok(ran.filter((r) => r.script.includes('pgbackrest info'))
       .every((r) => r.pod === 'db-repo' && r.container === 'repository'));
+    // From the primary, by the repository host: a failover meanwhile stops it there, and it fails.
+    listed = [];
+    status = { ...status, ...await backups.follow(clusterWith(status, 'two'), intoVolume, true, primary,
+      { repositoryHost }) };
+    assert.deepEqual([status.backupRequest.member, status.backupRequest.primary], ['db-repo', 'db-0000']);
+    const promoted = pod('db-0001');
+    for (let i = 0; i < 2 && status.backupRequest.phase === 'Running'; i++) {
+      status = { ...status, ...await backups.follow(clusterWith(status, 'two'), intoVolume, false, promoted,
+        { repositoryHost }) };
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(status.backupRequest.phase, 'Failed');
+    assert.match(status.backupRequest.message, /the primary changed from db-0000 to db-0001 while db-repo took it; stopped/);
+    assert.ok(ran.some((r) => r.pod === 'db-repo' && /keelson.dev\/reque""st=two /.test(r.script)), 'stopped there');
   });
 
   it('takes a backup on the standby it is given, follows it there, and says so', async () => {

@@ -283,7 +283,16 @@ export class StoreBackups {
       `${token} started on ${on.metadata.name}, into ${spec.backup!.objectStore ? 'the object store' : 'the backup ' +
       'volume'}, from ${from}`).catch(() => {});
     return { memberUid: on.metadata.uid!, status: { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
-      ...standby ? { standbyOf: primary.metadata.name } : {}, startTime, message: 'started' } } };
+      ...standby ? { standbyOf: primary.metadata.name } : repositoryHost ? { primary: primary.metadata.name } : {},
+      startTime, message: 'started' } } };
+  }
+
+  /** Whether a backup runs on the pod `pod`, as this process last found it, else as the status says. */
+  runsOn(cluster: Cluster, pod: string): boolean {
+    return (['backupRequest', 'scheduledBackup'] as const).some((slot) => {
+      const tracked = this.tracked(cluster, slot);
+      return tracked?.phase === 'Running' && tracked.member === pod;
+    });
   }
 
   /** What the slot is known to be: as this process last found it, else as the status says. */
@@ -341,10 +350,10 @@ export class StoreBackups {
     const onMember = !restarted && running(pod, container);
     const reader = onMember ? member : primary && podReady(primary) ? primary.metadata.name : undefined;
     if (!reader) return entry.status;
-    // Taken on a standby, it reaches the primary it started on: once another is, it cannot finish; stopped there,
-    // so that it never runs beside the next one (pgBackRest's lock is per host).
-    const failedOver = request.standbyOf !== undefined && primary !== undefined &&
-      primary.metadata.name !== request.standbyOf;
+    // Taken on a standby or the repository host, it reaches the primary it started on: once another is, it cannot
+    // finish; stopped there, so that it never runs beside the next one (pgBackRest's lock is per host).
+    const startedOn = request.standbyOf ?? request.primary;
+    const failedOver = startedOn !== undefined && primary !== undefined && primary.metadata.name !== startedOn;
     entry.running = (async () => {
       const ended = (phase: 'Completed' | 'Failed', message: string, extra: Partial<PostgresClusterStatus> = {}) => {
         entry.status = { ...extra, [slot]: { ...request, phase, message } };
@@ -378,8 +387,8 @@ export class StoreBackups {
           await ended('Completed', `${found.label} in the repository`, { lastBackup: lastBackupStatus(found) });
         } else if (failedOver && onMember) {
           await this.deps.run(ns, member, stopBackupScript(token), container);
-          await failed(`the primary changed from ${request.standbyOf} to ${primary!.metadata.name} while ` +
-            `${member} took it from a standby; stopped`);
+          await failed(`the primary changed from ${startedOn} to ${primary!.metadata.name} while ${member} ` +
+            `took it; stopped`);
         } else if (restarted) {
           await failed(`${member}, which was taking it, restarted before it finished`);
         } else if (!onMember) {

@@ -29,7 +29,7 @@ describe('a cluster backing up into its volume', () => {
   });
 
   it('runs the repository host as a hardened pod of its own on the volume, at a member address, with no token', () => {
-    const host = repositoryHost(cluster, volume) as any;
+    const host = repositoryHost(cluster, volume, 'postgres:17.2') as any;
     assert.equal(host.metadata.name, 'db-repo');
     assert.equal(`${host.spec.hostname}.${host.spec.subdomain}`, 'db-repo.db-members', 'a name the peer certificate has');
     assert.equal(host.metadata.labels['keelson.dev/member'], undefined, 'no member');
@@ -44,8 +44,9 @@ describe('a cluster backing up into its volume', () => {
     assert.equal(settings.PGBACKREST_REPO1_PATH, '/backups/pgbackrest');
     assert.deepEqual(host.spec.volumes.find((v: any) => v.name === 'backups').persistentVolumeClaim, { claimName: 'db-backups' });
     assert.deepEqual(host.spec.nodeSelector, { disk: 'ssd' });
+    assert.equal(host.spec.containers[0].image, 'postgres:17.2', 'the primary\'s: pgBackRest speaks to its own version only');
     // Made again when anything it is made from changes: its image, say.
-    const again = repositoryHost(cluster, { ...volume, image: 'postgres:17.3' }) as any;
+    const again = repositoryHost(cluster, volume, 'postgres:17.3') as any;
     assert.notEqual(again.metadata.annotations['keelson.dev/repository-revision'],
       host.metadata.annotations['keelson.dev/repository-revision']);
   });
@@ -72,6 +73,10 @@ describe('a cluster backing up into its volume', () => {
       { claimName: 'old-backups', readOnly: true });
     assert.ok(made.spec.containers[0].volumeMounts.some((m: any) => m.name === 'backups' && m.readOnly &&
       `${m.mountPath}/pgbackrest` === env(made).RECOVER_PATH));
+    // Beside that cluster's repository host, where the volume is attached, when the scheduler can.
+    assert.deepEqual(made.spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm,
+      { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'keelson.dev/postgrescluster': 'old',
+        'app.kubernetes.io/component': 'repository-host' } } });
   });
 });
 

@@ -269,10 +269,11 @@ function withRepository(cluster: Cluster, backup: NonNullable<Spec['backup']>, s
   }
 }
 
-/** The repository host's pod (repository-host.ts), on the backup volume. */
-export const repositoryHost = (cluster: Cluster, spec: Spec) => repositoryHostPod(cluster, {
-  metadata: metadata(cluster, repositoryHostName(cluster.metadata.name), { 'app.kubernetes.io/component': 'repository-host' }),
-  image: imageOf(spec), claim: names.backups(cluster.metadata.name), security: { pod: podSecurity, container: hardened },
+const repositoryHostLabels = { 'app.kubernetes.io/component': 'repository-host' };
+/** The repository host's pod (repository-host.ts), on the backup volume, of the image the primary runs. */
+export const repositoryHost = (cluster: Cluster, spec: Spec, image: string) => repositoryHostPod(cluster, {
+  metadata: metadata(cluster, repositoryHostName(cluster.metadata.name), repositoryHostLabels),
+  image, claim: names.backups(cluster.metadata.name), security: { pod: podSecurity, container: hardened },
   ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}) });
 
 export function memberPod(cluster: Cluster, spec: Spec, member: string,
@@ -350,9 +351,14 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
       { name: 'RECOVER_FROM_VOLUME', value: 'true' },
       ...(restoreFrom.backup ? [{ name: 'RECOVER_SET', value: restoreFrom.backup }] : []));
   }
-  const affinity = spec.antiAffinity ? { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{
-    weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname',
-      labelSelector: { matchLabels: { [clusterLabel]: name } } } }] } } : undefined;
+  const preferred = (labels: Record<string, string>) => ({ preferredDuringSchedulingIgnoredDuringExecution: [{
+    weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } } }] });
+  // A seed made from another cluster's volume goes where that volume is attached, if it can.
+  const fromVolume = !recovery && restoreFrom;
+  const affinity = spec.antiAffinity || fromVolume ? {
+    ...spec.antiAffinity ? { podAntiAffinity: preferred({ [clusterLabel]: name }) } : {},
+    ...fromVolume ? { podAffinity: preferred({ [clusterLabel]: restoreFrom.cluster, ...repositoryHostLabels }) } : {},
+  } : undefined;
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: { ...metadata(cluster, member, { [memberLabel]: member, [roleLabel]: role }),

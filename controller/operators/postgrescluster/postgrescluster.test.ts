@@ -1,7 +1,7 @@
 // The operator's orchestration against the real control plane, with simulated nodes and static volumes, running as
 // its ServiceAccount. What PostgreSQL itself does in each step is proven in member.test.ts.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -372,6 +372,11 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       (await get('pgc', 'dr'))?.status?.lastBackup, { timeoutMs: 150_000 });
     assert.match(backedUp.name, /^\d{8}-\d{6}F$/);
     assert.match((await events('dr')).map((e: any) => e.note).join('\n'), /started on dr-repo, into the backup volume/);
+    // pgBackRest made the stanza and took the backup on the repository host, reaching the primary from there.
+    const commands = await readFile(join(scratch, 'dr', 'dr-repository', 'commands'), 'utf8');
+    assert.match(commands, /^dr-repo stanza-create --pg1-host=dr-0000\.dr-members\./m);
+    assert.match(commands, /^dr-repo backup --type=full .*--pg1-host=dr-0000\.dr-members\./m);
+    assert.doesNotMatch(commands, /^dr-0000 (stanza-create|backup)/m);
     await waitFor('the CronJob gone', async () => (await get('cronjob', 'dr-backups')) === undefined);
     assert.match((await kubectl('get', 'pgc', 'dr', '--no-headers')).stdout, /^dr\s+1\s+\d+\s+dr-0000\s+\w+\s+\d+[smh]\S*\s+\d+\S*\s*$/);
     // Deleted, the repository host is made again.

@@ -37,7 +37,7 @@ import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from
 import { MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent, type MajorUpgradeStatus } from './upgrade.ts';
 import { permissions } from './permissions.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
-  leaseDurationMs, majorOf, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
+  leaseDurationMs, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
   type Step, type Synchronous } from './plan.ts';
 import { monitorRoleScript, noDataExitCode, parsePosition, positionScript, promoteScript, synchronousScript } from './scripts.ts';
@@ -146,6 +146,8 @@ class PostgresClusterReconciler {
   private readonly resizeRefused = new Map<string, { message: string; at: number }>();
   /** Since when each member pod has been busy (Pending, starting or going away), by cluster uid, then pod uid. */
   private readonly busySince = new Map<string, Map<string, number>>();
+  /** By cluster uid, the repository host pod this process last deleted: not used again, whatever the cache says. */
+  private readonly repositoryHostGone = new Map<string, string>();
   /** Each cluster's uid, by key: what is remembered of a cluster is dropped once it is deleted or made again. */
   private readonly uidsSeen = new UidsSeen();
 
@@ -339,10 +341,7 @@ class PostgresClusterReconciler {
       memberPodMonitor(cluster, spec), cluster.status?.podMonitor);
     if (monitor.condition) conditions.push(monitor.condition);
     let recorded = upgrade ?? ('record' in intent ? intent.record : undefined);
-    if (recorded && podUp && !spec.paused) {
-      recorded = await this.upgrades.afterwards(cluster, recorded, primaryPod, spec.backup && !spec.backup.objectStore
-        ? () => this.onRepositoryHost(cluster, repository, 'timeout 300 pgbackrest stanza-upgrade') : undefined);
-    }
+    if (recorded && podUp && !spec.paused) recorded = await this.upgrades.afterwards(cluster, recorded, primaryPod);
     const upgraded = majorUpgradeCondition(upgrade ? { kind: 'upgrade', record: upgrade }
       : 'record' in intent && recorded ? { ...intent, record: recorded } : intent, current, generation);
     if (upgraded) conditions.push(upgraded);
@@ -384,7 +383,7 @@ class PostgresClusterReconciler {
   /** Drops what this process remembers of a cluster gone (by uid), here and in each part that follows it. */
   private forget(uid: string): void {
     for (const memo of [this.promotions, this.leaseSeen, this.lostSince, this.archiveChecks, this.replacedAt,
-      this.busySince]) forgetUid(memo, uid);
+      this.busySince, this.repositoryHostGone]) forgetUid(memo, uid);
     for (const part of [this.backups, this.configurations, this.managedRoles, this.certificates, this.backupPeers,
       this.upgrades]) part.forget(uid);
   }
@@ -420,7 +419,9 @@ class PostgresClusterReconciler {
   private repositoryHost(cluster: Cluster, spec: Spec, primary: Pod | undefined): RepositoryHost | undefined {
     if (!spec.backup || spec.backup.objectStore || !primary) return undefined;
     const pod = this.pods.get(keyOf({ namespace: cluster.metadata.namespace, name: repositoryHostName(cluster.metadata.name) }));
-    if (!pod || !isControlledBy(pod, cluster) || !repositoryHostServing(pod)) return undefined;
+    // One this process deleted is still in the cache a moment: nothing is started in it.
+    if (!pod || !isControlledBy(pod, cluster) || !repositoryHostServing(pod) ||
+      this.repositoryHostGone.get(cluster.metadata.uid!) === pod.metadata.uid) return undefined;
     return { pod, options: memberHostOptions(cluster, { primary: primary.metadata.name }, memberLayout) };
   }
 
@@ -608,9 +609,10 @@ class PostgresClusterReconciler {
   }
 
   /**
-   * Keeps the repository host's pod while the cluster backs up into its volume: made when missing, made again when it
-   * ended or was made otherwise (its image, say), but never while a backup runs in it, nor during a major upgrade, when
-   * it keeps the pgBackRest the members' data was archived with; deleted when no longer needed.
+   * Keeps the repository host's pod while the cluster backs up into its volume: made when missing; made again when it
+   * ended, or when it is made otherwise (its image follows the primary's: pgBackRest speaks only to its own version),
+   * though never while a backup runs in it; force-deleted once it has been going away for stuckAfterMs (its node is
+   * gone: its volume holds all it has); deleted when no longer needed.
    */
   private async keepRepositoryHost(cluster: Cluster, spec: Spec, notOwned: string[]): Promise<void> {
     const ns = cluster.metadata.namespace!;
@@ -621,26 +623,27 @@ class PostgresClusterReconciler {
       return;
     }
     const wanted = spec.backup !== undefined && !spec.backup.objectStore;
-    if (!wanted || !current) {
-      if (current && !current.metadata.deletionTimestamp) await this.ctx.client.delete(types.pods, ns, name, current.metadata.uid);
-      if (wanted) {
-        await this.ctx.client.create(types.pods, repositoryHost(cluster, spec)).catch((error: unknown) => {
-          if (!(error instanceof ApiError && error.conflict)) throw error;
-        });
-      }
-      return;
-    }
-    if (current.metadata.deletionTimestamp) return;
-    const desired = repositoryHost(cluster, spec);
-    const ended = current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded';
-    const stale = current.metadata.annotations?.[repositoryRevisionAnnotation] !==
-      desired.metadata.annotations?.[repositoryRevisionAnnotation];
-    const backingUp = [cluster.status?.backupRequest, cluster.status?.scheduledBackup]
-      .some((slot) => slot?.phase === 'Running' && slot.member === name);
-    const upgrading = cluster.status?.currentVersion !== undefined &&
-      majorOf(cluster.status.currentVersion) !== majorOf(spec.version);
-    if (ended || (stale && !backingUp && !upgrading)) {
-      await this.ctx.client.delete(types.pods, ns, name, current.metadata.uid);
+    const primary = this.memberPods(cluster).find((pod) => pod.metadata.labels?.[roleLabel] === 'primary');
+    const image = primary?.spec?.containers?.find((c) => c.name === 'postgres')?.image ??
+      current?.spec?.containers?.[0]?.image ?? imageOf(spec);
+    const replace = () => {
+      this.repositoryHostGone.set(cluster.metadata.uid!, current!.metadata.uid!);
+      return this.ctx.client.delete(types.pods, ns, name, current!.metadata.uid);
+    };
+    if (current?.metadata.deletionTimestamp) {
+      const goneFor = Date.now() - Date.parse(current.metadata.deletionTimestamp);
+      if (goneFor > this.stuckAfterMs) await this.ctx.client.delete(types.pods, ns, name, current.metadata.uid, 0);
+    } else if (current && !wanted) {
+      await replace();
+    } else if (!current && wanted) {
+      await this.ctx.client.create(types.pods, repositoryHost(cluster, spec, image)).catch((error: unknown) => {
+        if (!(error instanceof ApiError && error.conflict)) throw error;
+      });
+    } else if (current) {
+      const revision = repositoryHost(cluster, spec, image).metadata.annotations?.[repositoryRevisionAnnotation];
+      const ended = current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded';
+      if (ended || (current.metadata.annotations?.[repositoryRevisionAnnotation] !== revision &&
+        !this.backups.runsOn(cluster, name))) await replace();
     }
   }
 
@@ -817,7 +820,10 @@ class PostgresClusterReconciler {
     const source = spec.bootstrap?.fromBackup;
     if (source && !cluster.status?.bootstrapped) {
       const other = this.clusters.get(keyOf({ namespace: cluster.metadata.namespace, name: source.cluster }));
-      return other?.status?.lastBackup ? { cluster: source.cluster, backup: source.backup } : undefined;
+      // A backup pgBackRest made into that cluster's volume: not one in an object store, nor one of pg_basebackup's.
+      const inVolume = other?.spec.backup !== undefined && !other.spec.backup.objectStore &&
+        other.status?.lastBackup?.type !== undefined;
+      return inVolume ? { cluster: source.cluster, backup: source.backup } : undefined;
     }
     return cluster.status?.lastBackup ? { cluster: cluster.metadata.name } : undefined;
   }
@@ -1208,10 +1214,17 @@ class PostgresClusterReconciler {
       let condition: Pending;
       try {
         if (!verified) {
-          const stanzaCreate = `timeout ${archiveCheckMs / 1000} pgbackrest stanza-create`;
-          // Into the backup volume, on the repository host, which alone may make it.
-          await (spec.backup!.objectStore ? this.run(ns, name, stanzaCreate)
-            : this.onRepositoryHost(cluster, repository, stanzaCreate));
+          const stanza = (command: string) => `timeout ${archiveCheckMs / 1000} pgbackrest stanza-${command}`;
+          if (spec.backup!.objectStore) {
+            await this.run(ns, name, stanza('create'));
+          } else {
+            // On the repository host, which alone may; after a major upgrade the operator made, the stanza learns the
+            // new version first (once done, it says so and changes nothing).
+            if (cluster.status?.majorUpgrade?.phase === 'Completed') {
+              await this.onRepositoryHost(cluster, repository, stanza('upgrade'));
+            }
+            await this.onRepositoryHost(cluster, repository, stanza('create'));
+          }
           // One WAL switch per primary, not per look: an idle cluster shows at once that its archiving works.
           await this.run(ns, name, switchWalScript);
           entry.verifiedPod = primary.metadata.uid;

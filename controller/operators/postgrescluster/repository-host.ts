@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
-import type { Pod } from '../../runtime/core.ts';
+import { podReady, type Pod } from '../../runtime/core.ts';
 import type { PostgresClusterResource } from './schema.ts';
 import { stanzaOf } from './archive.ts';
 import { backupServerPort, backupServerScript, peerDir, peerServerEnv, peerVolume } from './standby-backups.ts';
@@ -25,9 +25,9 @@ export const repositoryHostName = (cluster: string) => `${cluster}-repo`;
 export const repositoryHostAddress = (cluster: { metadata: { name: string; namespace?: string } }) =>
   `${repositoryHostName(cluster.metadata.name)}.${cluster.metadata.name}-members.${cluster.metadata.namespace}.svc`;
 
-/** Whether the pod is the cluster's repository host, serving. */
+/** Whether the repository host's pod serves: Ready, which a node gone unreachable takes away. */
 export const repositoryHostServing = (pod: Pod | undefined) => pod !== undefined && !pod.metadata.deletionTimestamp &&
-  (pod.status?.containerStatuses ?? []).some((c) => c.name === repositoryHostContainer && c.ready);
+  podReady(pod);
 
 /** pgBackRest's settings, on a member, that reach the repository host. */
 export function repositoryHostClientEnv(cluster: Cluster): object[] {
@@ -73,7 +73,8 @@ export function repositoryHostPod(cluster: Cluster, { metadata, image, claim, se
   const spec = {
     hostname: repositoryHostName(name), subdomain: `${name}-members`,
     automountServiceAccountToken: false, enableServiceLinks: false,
-    securityContext: security.pod,
+    // The volume's files are the server's: their group is not set again, one by one, at every start.
+    securityContext: { ...security.pod, fsGroupChangePolicy: 'OnRootMismatch' },
     containers: [{
       name: repositoryHostContainer, image, command: ['sh', '-c', backupServerScript],
       env: [...peerServerEnv(cluster), env('PGBACKREST_STANZA', stanzaOf(cluster)),

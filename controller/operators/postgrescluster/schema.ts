@@ -119,9 +119,11 @@ export const postgresClusterSpec = object({
       cluster: string({ description: 'The PostgresCluster (in this namespace) whose backups to restore from.',
         required: true, maxLength: 63, pattern: dns1123Label }),
       backup: string({ description: 'The backup to restore, to its end: its pgBackRest label, as that cluster\'s ' +
-        'status.lastBackup.name gives it; default the latest, with all the WAL archived after it.', maxLength: 253 }),
-    }, { description: 'Create the cluster from another cluster\'s backup volume, read where it lies (mounted ' +
-      'read-only by the new seed, which must be able to mount it).' }),
+        'status.lastBackup.name gives it; default the latest, with all the WAL archived after it.', maxLength: 64,
+        pattern: '^[0-9]{8}-[0-9]{6}F(_[0-9]{8}-[0-9]{6}[DI])?$' }),
+    }, { description: 'Create the cluster from another cluster\'s backup volume (a cluster with spec.backup and no ' +
+      'objectStore), read where it lies: mounted read-only by the new seed, which goes beside that cluster\'s ' +
+      'repository host when it can, and must to mount a ReadWriteOnce volume.' }),
     recovery: object({
       source: string({ description: 'The cluster whose archive to recover: its name, the stanza in the store. It ' +
         'need not exist any more.', required: true, maxLength: 63, pattern: dns1123Label }),
@@ -158,6 +160,8 @@ const backupProgress = (token: string, description: string) => object({
   phase: enumeration(['Running', 'Completed', 'Failed'], { description: 'Running, Completed or Failed.', required: true }),
   member: string({ description: 'Where pgBackRest takes it: a member, or the repository host <name>-repo.' }),
   standbyOf: string({ description: 'When taken from a standby, the primary it started on: a failover ends it.' }),
+  primary: string({ description: 'When taken from the primary by the repository host, the primary it started on: a ' +
+    'failover ends it.' }),
   startTime: string({ description: 'When it was started.', format: 'date-time' }),
   message: string({ description: 'Progress, or why it failed.', maxLength: 2048 }),
 }, { description });

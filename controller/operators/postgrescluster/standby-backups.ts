@@ -1,11 +1,12 @@
 // Backups taken from a standby, as pgBackRest takes them: it copies the data files from a streaming replica and asks
 // the primary only to start and stop the backup (and for the few files replicas do not have), so a backup no longer
 // reads the primary's whole volume while it serves writes. It reaches the primary through pgBackRest's TLS server,
-// which each member of a cluster with an object store runs beside PostgreSQL. Both ends present one certificate,
+// which each member of a cluster with spec.backup runs beside PostgreSQL (and, with a backup volume, the repository
+// host, which reaches the members through theirs: repository-host.ts). Both ends present one certificate,
 // from a CA made for this alone (Secret <name>-backup-peer; not the CA clients trust): a server admits only that
 // certificate's name, for this cluster's stanza alone, and a client verifies the primary's member address. The CA's
 // key is kept nowhere: the pair is made again, CA and all, when due or unreadable, and each server reloads the
-// files kubelet brings. The servers hold no key of the object store.
+// files kubelet brings. The servers hold no key of the object store; the repository host's may write the repository.
 import { createPrivateKey } from 'node:crypto';
 import { isControlledBy, type Owner } from '../../runtime/objects.ts';
 import type { KubeObject } from '../../runtime/resources.ts';
@@ -53,7 +54,7 @@ function pairProblem(secret: KubeObject | undefined, cluster: Cluster, now: numb
 /** How long a good look at a cluster's Secret stands: one a user deleted is made again within this. */
 const lookEveryMs = 60_000;
 
-/** Keeps each cluster's <name>-backup-peer while it has an object store. */
+/** Keeps each cluster's <name>-backup-peer while it has spec.backup. */
 export class BackupPeers {
   /** By cluster uid, when its Secret was last found good. */
   private readonly good = new Map<string, number>();

@@ -138,7 +138,7 @@ echo "upgraded to PostgreSQL $to" >&2`;
  */
 export const afterUpgradeScript = `mkdir -p /tmp/keelson
 setsid sh -c 'psql="psql -X -h /var/run/postgresql -U postgres -v ON_ERROR_STOP=1 -Atq"
-# Into the backup volume, the operator tells the repository host instead: there alone can it be told.
+# Into the backup volume, the operator tells the repository host instead (its archive check): there alone can it be.
 [ -z "\${PGBACKREST_STANZA:-}" ] || [ -n "\${PGBACKREST_REPO1_HOST:-}" ] || timeout 300 pgbackrest stanza-upgrade
 $psql -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn" | while read -r db; do
   PGDATABASE=$db $psql -c "SELECT format(\\$\\$ALTER EXTENSION %I UPDATE;\\$\\$, name) FROM pg_available_extensions

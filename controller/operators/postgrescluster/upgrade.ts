@@ -290,16 +290,13 @@ export class MajorUpgrades {
 
   /**
    * Once the upgraded primary (a ready pod of the new major) takes writes, starts what pg_upgrade leaves to do, once;
-   * a failure to start it is tried again at the next look. `stanzaUpgrade`, where given, tells the repository host's
-   * pgBackRest of the new version first (there alone can it be told).
+   * a failure to start it is tried again at the next look.
    */
-  async afterwards(cluster: Cluster, record: MajorUpgradeStatus, primary: Pod,
-    stanzaUpgrade?: () => Promise<unknown>): Promise<MajorUpgradeStatus> {
+  async afterwards(cluster: Cluster, record: MajorUpgradeStatus, primary: Pod): Promise<MajorUpgradeStatus> {
     const version = primary.metadata.annotations?.[versionAnnotation];
     if (record.phase !== 'Completed' || record.afterUpgradeStarted || !version ||
       majorOf(version) !== majorOf(record.to)) return record;
     try {
-      await stanzaUpgrade?.();
       await this.deps.run(cluster.metadata.namespace!, primary.metadata.name, afterUpgradeScript);
     } catch {
       return record;
