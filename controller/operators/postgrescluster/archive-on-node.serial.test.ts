@@ -323,7 +323,7 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     assert.equal(backup.type, 'incr');
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
       'jsonpath={.items[*].message}')).stdout,
-    /Incremental backup scheduled-\d{8}T\d{4}Z started on restored-\d{4}, into the object store: a standby, copying the data files, the primary restored-0001 starting/);
+    /Incremental backup scheduled-\d{8}T\d{4}Z started on (restored-\d{4}), into the object store, from the standby \1 copying the data files, the primary restored-0001 starting/);
     // Taken there to its end, not again on the primary.
     assert.equal((await restored())?.scheduledBackup?.standbyOf, 'restored-0001');
     console.log(`new timeline: backup ${backup.name} in the store ${((performance.now() - promotedAt) / 1000).toFixed(1)} s ` +
@@ -351,7 +351,7 @@ describe('PostgresCluster archiving into an object store on the real node', { sk
     assert.equal(taken.backupRequest.member, standby);
     assert.match((await kubectl('get', 'events', '--field-selector', 'reason=BackupStarted', '-o',
       'jsonpath={.items[*].message}')).stdout, new RegExp(`Full backup from-standby started on ${standby}, into the ` +
-      `object store: a standby, copying the data files, the primary ${primary} starting and stopping it`));
+      `object store, from the standby ${standby} copying the data files, the primary ${primary} starting and stopping it`));
     // pgBackRest's own record of it: taken from a standby.
     const manifest = await s3Request(store, 'GET',
       `/${store.bucket}/${namespace}/restored/backup/restored/${taken.lastBackup.name}/backup.manifest`);

@@ -626,8 +626,8 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     // Every member of it lost, volume and all: its seed recovers from its own archive, through its repository host.
     await waitFor('restored\'s first backup', async () => (await status('restored'))?.lastBackup?.type === 'full',
       { timeoutMs: 300_000, intervalMs: 2000 });
-    const last = await local(restored.primary, 'INSERT INTO notes VALUES (9, \'restored, then lost\'); ' +
-      'SELECT pg_walfile_name(pg_switch_wal())');
+    await local(restored.primary, 'INSERT INTO notes VALUES (9, \'restored, then lost\')');
+    const last = await local(restored.primary, 'SELECT pg_walfile_name(pg_switch_wal())');
     await waitFor(`${last} archived`, async () =>
       (await local(restored.primary, 'SELECT last_archived_wal FROM pg_stat_archiver')) >= last, { timeoutMs: 120_000 });
     await kubectl('delete', 'pod,pvc', '-l', 'keelson.dev/postgrescluster=restored,keelson.dev/member', '--wait=false');

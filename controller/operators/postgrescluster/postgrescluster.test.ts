@@ -357,10 +357,10 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     await apply({ apiVersion: 'keelson.dev/v1alpha1',
       kind: 'PostgresCluster', metadata: { name: 'dr', namespace }, spec: { size: 1, version: '17.2',
         storage: { size: '1Gi', storageClassName: `keelson-${namespace}` }, backup: { schedule: '* * * * *', retain: 2 } } });
-    // The CronJob of pg_basebackup an earlier version filled the volume with goes.
+    // The CronJob of pg_basebackup an earlier version filled the volume with (labelled as it made it) goes.
     const uid = (await waitFor('dr made', () => get('pgc', 'dr'))).metadata.uid;
     await apply({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'dr-backups', namespace,
-      ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', name: 'dr', uid, controller: true }] },
+      labels: { 'keelson.dev/postgrescluster': 'dr' }, ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', name: 'dr', uid, controller: true }] },
     spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never',
       containers: [{ name: 'backup', image: 'postgres:17.2', command: ['sh', '/keelson/backup.sh'] }] } } } } } });
     const host = await waitFor('the repository host on the backup volume', () => get('pod', 'dr-repo'), { timeoutMs: 60_000 });

@@ -39,8 +39,9 @@ export async function postgresClusterSmoke(cluster: LocalCluster, namespace: str
     await waitFor('the repository host', async () => Boolean(await get('pod', 'smoke-repo')), { timeoutMs });
     const { uid } = (await get('pgc', 'smoke')).metadata;
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'batch/v1', kind: 'CronJob',
-      metadata: { name: 'smoke-backups', namespace, ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1',
-        kind: 'PostgresCluster', name: 'smoke', uid, controller: true }] },
+      metadata: { name: 'smoke-backups', namespace, labels: { 'keelson.dev/postgrescluster': 'smoke' },
+        ownerReferences: [{ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', name: 'smoke', uid,
+          controller: true }] },
       spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never',
         containers: [{ name: 'backup', image: 'postgres:17.2' }] } } } } } }) });
     await waitFor('the earlier version\'s backup CronJob removed', async () => !(await get('cronjob', 'smoke-backups')),

@@ -1,5 +1,5 @@
 // A major upgrade of a PostgresCluster on the real node, from Debian 12's PostgreSQL 15 to Debian 13's 17, with an
-// object store: what a user trusts it with is that every row is there afterwards on every member, that an upgrade
+// object store, and with a backup volume: what a user trusts it with is that every row is there afterwards on every member, that an upgrade
 // pg_upgrade refuses leaves the cluster running the old version with its data, and that backups go on for the new
 // one. Serial: it stops every member of its cluster for a while.
 import assert from 'node:assert/strict';
@@ -149,5 +149,33 @@ describe('PostgresCluster major upgrade on the real node', { skip: withoutRealNo
     // One Event per attempt, or one series of both: their notes are the same.
     assert.ok((await notes('MajorUpgradeStarted')).length >= 1);
     assert.equal((await notes('MajorUpgradeCompleted')).length, 1);
+  });
+
+  it('upgrades a cluster that backs up into its volume: the repository host follows the primary to 17, whose ' +
+    'stanza it upgrades, and backs 17 up', async () => {
+    const shelf = async () => (await get('pgc', 'shelf'))?.status;
+    await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'shelf', namespace },
+      spec: { size: 1, version: '15', image: image15, storage: { size: '256Mi' }, backup: { schedule: '@daily' } } });
+    const first = await waitFor('shelf\'s first backup, of 15', async () => (await shelf())?.lastBackup?.postgresVersion,
+      { timeoutMs: 300_000, intervalMs: 2000 });
+    assert.equal(first, '15');
+    await local('shelf-0000', 'CREATE TABLE shelves (id int); INSERT INTO shelves SELECT generate_series(1, 100)');
+    await kubectl('patch', 'pgc', 'shelf', '--type=merge', '-p', JSON.stringify({ spec: { version: '17', image: image17 } }));
+    let last: any;
+    const backedUp = await waitFor('shelf on 17, backed up as 17 through its repository host', async () => {
+      const s = last = await shelf();
+      return s?.majorUpgrade?.phase === 'Completed' && s.lastBackup?.postgresVersion === '17' ? s : undefined;
+    }, { timeoutMs: 420_000, intervalMs: 2000 }).catch((error: Error) => {
+      throw new Error(`${error.message}; last: ${JSON.stringify({ majorUpgrade: last?.majorUpgrade,
+        scheduledBackup: last?.scheduledBackup, conditions: last?.conditions?.map((c: any) => `${c.type}=${c.status} ` +
+          `${c.reason}: ${c.message}`) })}`);
+    });
+    assert.ok(backedUp.majorUpgrade.backup, 'the upgrade went on once a full backup of 15 was in the volume');
+    assert.equal(await local('shelf-0000', 'SELECT count(*) FROM shelves'), '100');
+    const host = await get('pod', 'shelf-repo');
+    assert.equal(host.spec.containers[0].image, image17, 'pgBackRest of the primary\'s version');
+    const stanza = JSON.parse((await kubectl('exec', 'shelf-repo', '-c', 'repository', '--', 'pgbackrest', 'info',
+      '--output=json')).stdout)[0];
+    assert.deepEqual(stanza.db.map((db: any) => db.version), ['15', '17'], 'the stanza upgraded on the repository host');
   });
 });
