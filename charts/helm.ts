@@ -7,7 +7,7 @@ import { imageRepository } from '../controller/api/release.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { debugProfiles } from '../controller/operators/podbuggertool/schema.ts';
 import { defaultControllers, KeelsonInstall, metricsReaderName, type KeelsonInstallProps } from './install.ts';
-import { defaultResources, ruleSections } from './operator-install.ts';
+import { clusterScopedRoleName, defaultResources, ruleSections } from './operator-install.ts';
 
 /**
  * Stand-ins written into the objects before they become YAML, replaced afterwards: a value by a template expression,
@@ -71,7 +71,7 @@ function installTemplate(): string {
     .filter((o) => ['Role', 'RoleBinding'].includes(o.kind) && o.metadata.name in defaultControllers);
   const highlyAvailable = synthesize({ ...base, replicas: 2 });
 
-  const rules = (name: string) => helm.block(() => ['rules:', ...ruleSections(catalog)
+  const rules = (name: string, scope: 'namespaced' | 'cluster') => helm.block(() => ['rules:', ...ruleSections(catalog, scope)
     .filter(({ operator }) => !operator || defaultControllers[name]!.includes(operator)).flatMap(({ operator, rules }) => {
       const lines = yamlLines(rules).map((line) => `  ${line}`);
       return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
@@ -165,9 +165,11 @@ function installTemplate(): string {
     }
   }
   for (const role of [...objects.filter((o) => o.kind === 'ClusterRole'), ...watched.filter((o) => o.kind === 'Role')]) {
-    if (!(role.metadata.name in defaultControllers)) continue;
+    const controller = Object.keys(defaultControllers).find((name) => role.metadata.name === name ||
+      role.metadata.name === clusterScopedRoleName(name));
+    if (!controller) continue;
     delete role.rules;
-    role[rules(role.metadata.name)] = null;
+    role[rules(controller, role.metadata.name === controller ? 'namespaced' : 'cluster')] = null;
   }
   return documents.map(({ object, when }) => {
     const yaml = `---\n${helm.render(Yaml.stringify(object).trimEnd())}\n`;

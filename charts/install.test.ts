@@ -7,7 +7,7 @@ import { catalog, operatorNames } from '../controller/operators/catalog.ts';
 import { eventPermissions, leaderElectionPermissions } from '../controller/runtime/permissions.ts';
 import { KeelsonCrds } from './crds.ts';
 import { controllerName, KeelsonInstall, metricsReaderName, podControllerName, type KeelsonInstallProps } from './install.ts';
-import { secureMetricsPort } from './operator-install.ts';
+import { clusterScopedRoleName, secureMetricsPort } from './operator-install.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
 
@@ -30,6 +30,17 @@ const named = (manifests: Manifest[], kind: string, name = controllerName) => {
   const found = manifests.filter((m) => m.kind === kind && m.metadata.name === name);
   assert.equal(found.length, 1, `expected one ${kind} ${name}, found ${found.length}`);
   return found[0]!;
+};
+/**
+ * Every rule an account is granted cluster-wide: its ClusterRole's, and those of its ClusterRole for cluster-scoped
+ * resources (Nodes), which must hold nothing else.
+ */
+const clusterRules = (manifests: Manifest[], name = controllerName): any[] => {
+  const scoped = manifests.find((m) => m.kind === 'ClusterRole' && m.metadata.name === clusterScopedRoleName(name));
+  for (const rule of scoped?.rules ?? []) {
+    assert.deepEqual(rule.resources, ['nodes'], `${JSON.stringify(rule)} in ${clusterScopedRoleName(name)}`);
+  }
+  return [...named(manifests, 'ClusterRole', name).rules, ...scoped?.rules ?? []];
 };
 const container = (manifests: Manifest[]) => one(manifests, 'Deployment').spec.template.spec.containers[0];
 const argsOf = (manifests: Manifest[]) => parseControllerFlags(container(manifests).args, {}, operatorNames, keelsonFlags);
@@ -157,9 +168,10 @@ describe('KeelsonInstall', () => {
 
   it('grants with a Role in the watched namespace instead of a ClusterRole', () => {
     const manifests = synth({ watchNamespace: 'apps', leaderElection: false });
-    // Only what cannot be namespaced stays cluster-wide: reviewing scrapers' tokens, and reading /metrics.
+    // Only what cannot be namespaced stays cluster-wide: reading Nodes, reviewing scrapers' tokens, and reading /metrics.
     assert.deepEqual(only(manifests, 'ClusterRole').map((r) => r.metadata.name),
-      [metricsReaderName, `${controllerName}-metrics-auth`]);
+      [metricsReaderName, clusterScopedRoleName(controllerName), `${controllerName}-metrics-auth`]);
+    assert.equal(named(manifests, 'ClusterRoleBinding', clusterScopedRoleName(controllerName)).subjects[0].name, controllerName);
     assert.equal(one(manifests, 'Role').metadata.namespace, 'apps');
     assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');
   });
@@ -196,7 +208,7 @@ describe('KeelsonInstall\'s default Deployments', () => {
     for (const d of deployments) {
       const mine = catalog.filter((e) => operatorsOf(d).includes(e.name));
       const declared = [...mine.flatMap((e) => e.permissions), ...eventPermissions];
-      const rules = named(manifests, 'ClusterRole', d.metadata.name).rules as any[];
+      const rules = clusterRules(manifests, d.metadata.name);
       const granted = (group: string, resource: string, verb: string) =>
         rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
       for (const p of declared) for (const verb of p.verbs) assert.ok(granted(p.group, p.resource, verb));
@@ -237,7 +249,7 @@ describe('synthesized RBAC', () => {
       const operators = entry ? [entry] : undefined;
       const declared = [...catalog.filter((e) => !entry || e.name === entry).flatMap((e) => e.permissions),
         ...eventPermissions];
-      const rules = named(synth(operators ? { operators } : {}), 'ClusterRole').rules as any[];
+      const rules = clusterRules(synth(operators ? { operators } : {}));
       const granted = new Set<string>();
       for (const rule of rules) {
         assert.equal(rule.resourceNames, undefined);

@@ -102,11 +102,20 @@ export function imageReference(image: string, digest?: string): string {
 
 export const defaultResources: ResourceSettings = { requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } };
 
-/** The RBAC rules of each operator, then the Events rule every operator shares (the Helm chart switches each on). */
-export function ruleSections(operators: readonly InstalledOperator[]): { operator?: string; rules: PolicyRule[] }[] {
-  return [...operators.map((entry) => ({ operator: entry.name, rules: policyRules(entry.permissions) })),
-    { rules: policyRules(eventPermissions) }];
+/**
+ * The RBAC rules of each operator, then the Events rule every operator shares (the Helm chart switches each on): of
+ * namespaced resources, or of cluster-scoped ones (Nodes), which only a ClusterRole can grant.
+ */
+export function ruleSections(operators: readonly InstalledOperator[], scope: 'namespaced' | 'cluster' = 'namespaced'):
+{ operator?: string; rules: PolicyRule[] }[] {
+  const inScope = (permissions: readonly Permission[]) =>
+    policyRules(permissions.filter((p) => (p.clusterScoped === true) === (scope === 'cluster')));
+  return [...operators.map((entry) => ({ operator: entry.name, rules: inScope(entry.permissions) })),
+    { rules: inScope(eventPermissions) }].filter((section) => section.rules.length > 0);
 }
+
+/** The ClusterRole (and binding) of what a controller reads that no namespace holds. */
+export const clusterScopedRoleName = (controllerName: string) => `${controllerName}-cluster-scoped`;
 
 export class OperatorInstall extends Construct {
   readonly namespace: string;
@@ -150,6 +159,13 @@ export class OperatorInstall extends Construct {
       new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: controllerName, labels }, rules });
       new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', { metadata: { name: controllerName, labels },
         subjects, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: controllerName } });
+    }
+    const clusterScoped = ruleSections(this.operators, 'cluster').flatMap((section) => section.rules);
+    if (clusterScoped.length) {
+      const name = clusterScopedRoleName(controllerName);
+      new k8s.KubeClusterRole(this, 'cluster-scoped-role', { metadata: { name, labels }, rules: clusterScoped });
+      new k8s.KubeClusterRoleBinding(this, 'cluster-scoped-binding', { metadata: { name, labels }, subjects,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name } });
     }
     if (secure) {
       // TokenReviews and SubjectAccessReviews are cluster-scoped: a ClusterRole even for a controller watching one namespace.

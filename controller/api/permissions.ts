@@ -11,6 +11,11 @@ export interface Permission {
   verbs: Verb[];
   /** Why the call is made: shown beside the rule so each grant can be traced to its user. */
   reason: string;
+  /**
+   * The resource is cluster-scoped (Nodes): granted by a ClusterRole of its own, also to a controller that watches one
+   * namespace, where the rest is a Role there.
+   */
+  clusterScoped?: true;
 }
 
 /** Whether `declared` grants `verb` on `group`/`resource`. */

@@ -36,6 +36,11 @@ export interface Watch {
   view?: CacheView;
   /** The primary objects an event on `object` concerns. */
   map(object: KubeObject): Request[];
+  /**
+   * Whether an update concerns anyone (all do when unset): objects that change often in what no one reads (a Node's
+   * heartbeats) need not reconcile their primaries each time.
+   */
+  updateMatters?(old: KubeObject, updated: KubeObject): boolean;
 }
 
 export interface ControllerSpec {
@@ -80,10 +85,12 @@ export class Controller {
   /** Subscribes to the informers it needs; events queue keys from now on, even before workers start. */
   watch(): void {
     const enqueue = (requests: Request[]) => requests.forEach((r) => this.queue.add(keyOf(r)));
-    const on = (type: ResourceType, map: (object: KubeObject) => Request[], view?: CacheView) => {
-      this.cache.informer(type, this.namespace, this.client, view).addHandler({
+    const on = (type: ResourceType, map: (object: KubeObject) => Request[], view?: CacheView,
+      updateMatters: (old: KubeObject, updated: KubeObject) => boolean = () => true) => {
+      // A cluster-scoped type is read whole, whichever namespace the controller watches.
+      this.cache.informer(type, type.namespaced ? this.namespace : undefined, this.client, view).addHandler({
         added: (o) => enqueue(map(o)),
-        updated: (old, o) => enqueue([...map(old), ...map(o)]),
+        updated: (old, o) => { if (updateMatters(old, o)) enqueue([...map(old), ...map(o)]); },
         deleted: (o) => enqueue(map(o)),
       });
     };
@@ -95,7 +102,9 @@ export class Controller {
         .filter((r) => r.controller && r.kind === this.spec.for.kind && r.apiVersion === ownerApiVersion)
         .map((r) => ({ namespace: o.metadata.namespace, name: r.name })), view);
     }
-    for (const watch of this.spec.watches ?? []) on(watch.type, (o) => watch.map(o), watch.view);
+    for (const watch of this.spec.watches ?? []) {
+      on(watch.type, (o) => watch.map(o), watch.view, watch.updateMatters && ((old, o) => watch.updateMatters!(old, o)));
+    }
   }
 
   start(): void {

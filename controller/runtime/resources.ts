@@ -51,6 +51,7 @@ export const types = {
   secrets: core('secrets', 'Secret'),
   persistentVolumeClaims: core('persistentvolumeclaims', 'PersistentVolumeClaim'),
   namespaces: core('namespaces', 'Namespace', false),
+  nodes: core('nodes', 'Node', false),
   serviceAccounts: core('serviceaccounts', 'ServiceAccount'),
   roles: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true },
   roleBindings: { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding',

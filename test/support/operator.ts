@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { App, Chart, Testing } from 'cdk8s';
 import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/install.ts';
 import { operatorNames } from '../../controller/operators/catalog.ts';
+import { clusterScopedRoleName } from '../../charts/operator-install.ts';
 import type { LocalCluster } from '../../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
 import { repoRoot } from '../../cluster/paths.ts';
@@ -13,7 +14,7 @@ type Manifest = { kind: string; metadata: { name: string; namespace?: string }; 
 
 export interface InstalledOperator {
   manifests: Manifest[];
-  /** The rules of the synthesized Role, in order. */
+  /** The rules of the synthesized Role, then of its ClusterRole for cluster-scoped resources, in order. */
   rules: object[];
   args: string[];
 }
@@ -31,15 +32,31 @@ export function synthesizeInstall(namespace: string, operators: string[], { allN
     watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false, metricsSecure: false,
     controllers: { [controllerName]: operatorNames }, webhookAllowedDestinations: ['127.0.0.1'] });
   const manifests = Testing.synth(chart) as Manifest[];
-  const role = manifests.find((m) => isControllerRole(m))!;
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;
   const args = (deployment.spec.template.spec.containers[0].args as string[])
     .filter((a) => !a.startsWith('--metrics-bind-address') && !a.startsWith('--health-probe-bind-address'));
-  return { manifests, rules: role.rules, args };
+  return { manifests, rules: manifests.filter(isControllerRole).flatMap((m) => m.rules ?? []), args };
 }
 
 const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
-const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'ClusterRole') && m.metadata.name === controllerName;
+const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'ClusterRole') &&
+  [controllerName, clusterScopedRoleName(controllerName)].includes(m.metadata.name);
+
+/**
+ * The install's RBAC less the rule at `omitRule` (counted as InstalledOperator's rules are). Watching one namespace,
+ * the ClusterRole of cluster-scoped resources and its binding are named for it, as tests of other namespaces apply
+ * their own at the same time.
+ */
+function rbacOf(install: InstalledOperator, namespace: string, allNamespaces: boolean, omitRule?: number): Manifest[] {
+  let index = 0;
+  const perNamespace = (name: string) => name === clusterScopedRoleName(controllerName) && !allNamespaces
+    ? `${name}-${namespace}` : name;
+  return install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
+    const kept = isControllerRole(m) ? { ...m, rules: (m.rules ?? []).filter(() => index++ !== omitRule) } : m;
+    return { ...kept, metadata: { ...kept.metadata, name: perNamespace(kept.metadata.name) },
+      ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: perNamespace(kept.roleRef.name) } } : {} };
+  });
+}
 
 /**
  * Applies the install's ServiceAccount and RBAC (less the rule at `omitRule`, if given) and starts the controller
@@ -49,9 +66,7 @@ export async function startOperator(cluster: LocalCluster, namespace: string, op
   { omitRule, allNamespaces, extraArgs = [] }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[] } = {}):
 Promise<ControllerProcess> {
   const install = synthesizeInstall(namespace, operators, { allNamespaces });
-  const rbac = install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName)
-    .map((m) => isControllerRole(m) && omitRule !== undefined
-      ? { ...m, rules: install.rules.filter((_, i) => i !== omitRule) } : m);
+  const rbac = rbacOf(install, namespace, allNamespaces ?? false, omitRule);
   await cluster.kubectl(['apply', '--server-side', '-f', '-'],
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
   const account = install.manifests.find((m) => m.kind === 'ServiceAccount')!.metadata.name;
