@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agentIdentity, bytesOf, configurationMap, disruptionBudget, memberPod, memberPodMonitor, repositoryHost, walRetention }
+import { agentIdentity, bytesOf, configurationMap, disruptionBudgets, memberPod, memberPodMonitor, repositoryHost, walRetention }
   from './objects.ts';
 import { memberHostOptions } from './repository-host.ts';
 
@@ -256,14 +256,18 @@ describe('the PodMonitor spec.podMonitor asks for', () => {
   });
 });
 
-describe('the members\' PodDisruptionBudget', () => {
-  it('selects the member pods alone, and keeps all of them but one', () => {
-    assert.equal((disruptionBudget(cluster, { ...spec, size: 1 }) as any).spec.minAvailable, 0);
-    const pdb = disruptionBudget(cluster, spec) as any;
-    assert.deepEqual(pdb.spec, { minAvailable: 2, unhealthyPodEvictionPolicy: 'IfHealthyBudget',
-      selector: { matchLabels: { 'keelson.dev/postgrescluster': 'db' },
-        matchExpressions: [{ key: 'keelson.dev/member', operator: 'Exists' }] } });
+describe('the members\' PodDisruptionBudgets', () => {
+  it('select replicas and the primary apart, keep all replicas but one, and the primary of two members or more', () => {
+    const [replicas, primary] = disruptionBudgets(cluster, spec) as any[];
+    const selector = (role: string) => ({ matchLabels: { 'keelson.dev/postgrescluster': 'db', 'keelson.dev/role': role },
+      matchExpressions: [{ key: 'keelson.dev/member', operator: 'Exists' }] });
+    assert.deepEqual([replicas.metadata.name, replicas.spec], ['db', { minAvailable: 1,
+      unhealthyPodEvictionPolicy: 'IfHealthyBudget', selector: selector('replica') }]);
+    assert.deepEqual([primary.metadata.name, primary.spec], ['db-primary', { minAvailable: 1,
+      unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: selector('primary') }]);
+    assert.deepEqual(disruptionBudgets(cluster, { ...spec, size: 1 }).map((b: any) => b.spec.minAvailable), [0, 0]);
+    assert.deepEqual(disruptionBudgets(cluster, { ...spec, size: 2 }).map((b: any) => b.spec.minAvailable), [0, 1]);
     const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' }) as any;
-    assert.equal(pod.metadata.labels['keelson.dev/member'], 'db-0000');
+    assert.deepEqual([pod.metadata.labels['keelson.dev/member'], pod.metadata.labels['keelson.dev/role']], ['db-0000', 'primary']);
   });
 });

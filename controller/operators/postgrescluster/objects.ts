@@ -55,6 +55,8 @@ export const names = {
   lease: (cluster: string) => `${cluster}-primary`,
   agent: (cluster: string) => `${cluster}-member`,
   majorUpgrade: (cluster: string) => `${cluster}-major-upgrade`,
+  replicasBudget: (cluster: string) => cluster,
+  primaryBudget: (cluster: string) => `${cluster}-primary`,
 };
 const roleFile = `${socketDir}/keelson-role`;
 /** Where the operator's image keeps the compiled agent (the Dockerfile's WORKDIR is /app). */
@@ -140,17 +142,22 @@ export function services(cluster: Cluster): KubeObject[] {
 }
 
 /**
- * The members' PodDisruptionBudget: a drain or any other eviction takes one member at a time, and none while another
- * is not ready (a primary's synchronous standby, say). A count of members, not maxUnavailable: the disruption
- * controller would look for a scale subresource of the pods' owner, which a PostgresCluster does not have.
+ * The PodDisruptionBudgets of the members, apart by role: the eviction API refuses a pod two budgets select.
+ * Replicas go one at a time, and none while another is not ready (a primary's synchronous standby, say). The primary
+ * goes only once it is a replica: a drain cordons its node first, and the operator switches over to a replica on
+ * another node (plan.ts). A lone member has nowhere to switch over to, so nothing holds up its eviction; nor does
+ * anything hold up the eviction of a primary that is not ready, which a failover replaces anyway. Counts of members,
+ * not maxUnavailable: the disruption controller would look for a scale subresource of the pods' owner, which a
+ * PostgresCluster does not have.
  */
-export function disruptionBudget(cluster: Cluster, spec: Spec): KubeObject {
-  return {
-    apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(cluster, cluster.metadata.name),
-    spec: { minAvailable: Math.max(spec.size - 1, 0), unhealthyPodEvictionPolicy: 'IfHealthyBudget',
-      selector: { matchLabels: { [clusterLabel]: cluster.metadata.name },
-        matchExpressions: [{ key: memberLabel, operator: 'Exists' }] } },
-  };
+export function disruptionBudgets(cluster: Cluster, spec: Spec): KubeObject[] {
+  const budget = (name: string, role: Role, minAvailable: number, unhealthyPodEvictionPolicy: string) => ({
+    apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(cluster, name),
+    spec: { minAvailable, unhealthyPodEvictionPolicy, selector: { matchLabels: { [clusterLabel]: cluster.metadata.name,
+      [roleLabel]: role }, matchExpressions: [{ key: memberLabel, operator: 'Exists' }] } },
+  });
+  return [budget(names.replicasBudget(cluster.metadata.name), 'replica', Math.max(spec.size - 2, 0), 'IfHealthyBudget'),
+    budget(names.primaryBudget(cluster.metadata.name), 'primary', spec.size > 1 ? 1 : 0, 'AlwaysAllow')];
 }
 
 /** The Lease naming the primary; the operator makes it with the seed and moves it only to promote another member. */

@@ -16,8 +16,10 @@ export const permissions: Permission[] = [
   { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'the read-write, read-only and member Services; one of their names taken is read to tell whose it is' },
   { group: 'policy', resource: 'poddisruptionbudgets', verbs: ['get', 'list', 'watch', 'create', 'patch'],
-    reason: 'the members\' PodDisruptionBudget, one member evicted at a time; one of its name taken is read to tell ' +
-      'whose it is' },
+    reason: 'the replicas\' PodDisruptionBudget, one evicted at a time, and the primary\'s, evicted only once switched ' +
+      'over; one of their names taken is read to tell whose it is' },
+  { group: '', resource: 'nodes', verbs: ['list', 'watch'], clusterScoped: true,
+    reason: 'see a member\'s node cordoned, as a drain begins, to switch a primary there over before it is evicted' },
   { group: '', resource: 'configmaps', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'the member scripts, the configuration members accepted, and the CA clients verify the members with' },
   { group: '', resource: 'secrets', verbs: ['get', 'create', 'patch'],

@@ -236,6 +236,26 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed(gone, { nextIndex: 3 })), { kind: 'add-member', member: 'db-0003' });
   });
 
+  it('switches a primary on a cordoned node over to a ready replica on another node, before a drain evicts it', () => {
+    const drained = [member(0, pod('primary', { cordoned: true })), member(1, pod('replica', { cordoned: true })),
+      member(2, pod('replica'))];
+    // Both replicas answer how far their WAL goes; the one that stays up is named.
+    assert.deepEqual(nextStep(observed(drained)),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002', drain: true });
+    // Enough synchronous standbys must be ready to answer first, as for any switchover.
+    const synchronous = { primary: 'db-0000', quorum: 2, standbys: ['db-0001', 'db-0002'] };
+    const standbyStarting = [drained[0]!, member(1, pod('replica', { cordoned: true, ready: false })), drained[2]!];
+    assert.equal(nextStep(observed(standbyStarting, { synchronousReplicas: 2, synchronous })).kind, 'wait');
+    // Every replica on a cordoned node too: nothing to switch over to yet; the rest goes on (the drain evicts the
+    // replicas, which come back on other nodes).
+    const allCordoned = [drained[0]!, drained[1]!, member(2, pod('replica', { cordoned: true }))];
+    assert.deepEqual(nextStep(observed(allCordoned)), { kind: 'steady' });
+    assert.deepEqual(nextStep(observed(allCordoned.slice(0, 2))), { kind: 'add-member', member: 'db-0002' });
+    // A replica's node cordoned moves no primary.
+    const replicaCordoned = [member(0, pod('primary')), drained[1]!, drained[2]!];
+    assert.deepEqual(nextStep(observed(replicaCordoned)), { kind: 'steady' });
+  });
+
   it('fails over at once when the primary\'s member is gone, volume and all, once no pod of its name is left', () => {
     const replicas = [member(1, pod('replica')), member(2, pod('replica', { ready: false }))];
     const lease = { holder: 'db-0000', expired: true };

@@ -31,6 +31,8 @@ export interface MemberPod {
   unschedulable?: boolean;
   /** Its member script stopped, to be the primary on a volume with no data once the cluster's data exists. */
   noData?: boolean;
+  /** Its node takes no new pods: cordoned, as a drain begins (drain.ts). */
+  cordoned?: boolean;
 }
 
 export interface Member {
@@ -122,7 +124,8 @@ export type Step =
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
   | { kind: 'replace-member'; member: string; deleteClaim: boolean; reason: string }
   | { kind: 'upgrade-member'; member: string }
-  | { kind: 'switchover'; from: string; candidates: string[]; to?: string }
+  /** `drain`: the primary's node is cordoned. */
+  | { kind: 'switchover'; from: string; candidates: string[]; to?: string; drain?: boolean }
   | { kind: 'steady' };
 
 export const failoverTimeoutMs = 30_000;
@@ -355,6 +358,17 @@ export function nextStep(o: Observed): Step {
   if (leaving) {
     return { kind: 'wait', reason: `the volume of primary ${primaryName} is being deleted; it is switched over once a ` +
       'replica is ready', requeueAfterMs: 5000 };
+  }
+  // A drain cordons the node first, then evicts: the primary's eviction is refused (its own PodDisruptionBudget) until
+  // it has been switched over to a replica on a node that stays, so the drain is a switchover, never a failover.
+  // Every ready replica answers how far its WAL goes; the one named is promoted if none has more.
+  if (primary!.pod!.cordoned) {
+    const ready = readyReplicas(members, primaryName);
+    const staysUp = ready.find((name) => !members.find((m) => m.name === name)!.pod!.cordoned);
+    if (staysUp) {
+      const step = switchover(o, primaryName, ready);
+      return step.kind === 'switchover' ? { ...step, to: staysUp, drain: true } : step;
+    }
   }
   // One replacement at a time: a new member that cannot be scheduled either waits as long again before the next.
   const pending = busy.find((m) => m.name !== primaryName && m.pod!.phase === 'Pending' && m.pod!.unschedulable &&

@@ -10,6 +10,7 @@ import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { memberPasswords, serveMemberExec, staticVolumes, type MemberExec } from '../../../test/support/postgres-pods.ts';
+import { kwokNodeAnnotation, simulatedNodeTaint, simulatedPodsAnnotations } from '../../../cluster/components.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 import { issueCa, issueServer, serverProblems } from './certificates.ts';
 import { failoverTimeoutMs } from './plan.ts';
@@ -21,6 +22,7 @@ let scratch: string;
 let controller: ControllerProcess;
 let exec: MemberExec;
 let shared: MemberExec;
+let drainExec: MemberExec;
 const cleanups: (() => Promise<void>)[] = [];
 const memberNames = Array.from({ length: 6 }, (_, i) => `db-000${i}`);
 /** How long a member may be busy here before nothing waits for it (300 s by default). */
@@ -30,6 +32,10 @@ const patch = (spec: object) => kubectl('patch', 'pgc', 'db', '--type=merge', '-
 const status = async () => (await get('pgc', 'db'))?.status;
 const livePods = async (): Promise<any[]> => (await get('pods', '-l', 'keelson.dev/postgrescluster=db')).items
   .filter((p: any) => !p.metadata.deletionTimestamp && p.metadata.labels['keelson.dev/member']);
+/** Asks the eviction API, as a drain does, to evict a pod. */
+const evict = (pod: string) => cluster.kubectl(['create', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}/eviction`,
+  '-f', '-'], { input: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace } }),
+allowFailure: true });
 const reasonsOf = async (name: string) => (await events(name)).map((e: any) => `${e.reason} ${e.note}`);
 const reasons = () => reasonsOf('db');
 /** The member pods serving behind the Service, by name. */
@@ -61,6 +67,9 @@ before(async () => {
   others.push(shared, await serveMemberExec(cluster, namespace, 'keep', ['keep-0000', 'keep-0001', 'keep-0002', 'keep-0003'],
     join(scratch, 'keep')), await serveMemberExec(cluster, namespace, 'taken', ['taken-0000', 'taken-0001'], join(scratch, 'taken')),
     await serveMemberExec(cluster, namespace, 'stuck', ['stuck-0000', 'stuck-0001', 'stuck-0002'], join(scratch, 'stuck')));
+  drainExec = await serveMemberExec(cluster, namespace, 'drain', ['drain-0000', 'drain-0001', 'drain-0002'],
+    join(scratch, 'drain'));
+  others.push(drainExec);
   cleanups.push(async () => [exec, ...others].forEach((e) => e.stop()));
   controller = await startOperator(cluster, namespace, ['postgrescluster'], scratch,
     { extraArgs: [`--postgres-replace-stuck-after=${stuckAfterSeconds}`] });
@@ -155,15 +164,18 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     await kubectl('delete', 'pgc', 'badtls');
   });
 
-  it('lets evictions (a drain) take one member at a time, by a PodDisruptionBudget', async () => {
-    // The disruption controller's own count: with three members ready, one may go.
-    const budget = await waitFor('the PodDisruptionBudget counted', async () => {
-      const pdb = await get('pdb', 'db');
-      return pdb?.status?.currentHealthy === 3 && pdb.status.expectedPods === 3 ? pdb : undefined;
+  it('lets evictions (a drain) take one replica at a time, and the primary none, by PodDisruptionBudgets', async () => {
+    // The disruption controller's own count: with two replicas ready, one may go; the primary may not.
+    const counted = (name: string, pods: number) => waitFor(`PodDisruptionBudget ${name} counted`, async () => {
+      const pdb = await get('pdb', name);
+      return pdb?.status?.currentHealthy === pods && pdb.status.expectedPods === pods ? pdb : undefined;
     });
-    assert.equal(budget.status.disruptionsAllowed, 1);
-    assert.equal(budget.spec.minAvailable, 2);
-    assert.equal(budget.metadata.ownerReferences[0].kind, 'PostgresCluster');
+    const [replicas, primary] = [await counted('db', 2), await counted('db-primary', 1)];
+    assert.deepEqual([replicas.spec.minAvailable, replicas.status.disruptionsAllowed], [1, 1]);
+    assert.deepEqual([primary.spec.minAvailable, primary.status.disruptionsAllowed], [1, 0]);
+    assert.equal(replicas.metadata.ownerReferences[0].kind, 'PostgresCluster');
+    const refused = await evict((await status()).primary);
+    assert.match(refused.stderr, /Cannot evict pod as it would violate the pod's disruption budget/);
   });
 
   it('replaces a deleted member pod on its own volume', async () => {
@@ -588,4 +600,51 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.ok((await reasonsOf('stuck')).some((r: string) => /^StuckMemberReplaced Removed member stuck-0001 \(Pending for \d+s\); its volume is kept/.test(r)));
     assert.equal((await get('pvc', 'stuck-0001')).metadata.labels['keelson.dev/retired'], 'true');
   });
+
+  it('switches the primary over to a replica on another node when a drain begins, so the drain never fails it over',
+    async () => {
+      // Three simulated nodes of this test's own, tainted so that only this namespace's pods go there.
+      const mark = `keelson.dev/drain-${namespace}`;
+      const nodes = ['a', 'b', 'c'].map((n) => `${namespace}-${n}`);
+      await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List',
+        items: nodes.map((name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: {
+          [kwokNodeAnnotation]: 'fake' }, labels: { 'kubernetes.io/hostname': name, type: 'kwok', [mark]: 'yes' } },
+        spec: { taints: [simulatedNodeTaint, { key: mark, value: 'yes', effect: 'NoSchedule' }] } })) }) });
+      cleanups.push(async () => { await cluster.kubectl(['delete', 'node', ...nodes, '--wait=false'], { allowFailure: true }); });
+      const tolerations = JSON.parse(simulatedPodsAnnotations['scheduler.alpha.kubernetes.io/defaultTolerations']);
+      await kubectl('annotate', 'namespace', namespace, '--overwrite', `scheduler.alpha.kubernetes.io/defaultTolerations=${
+        JSON.stringify([...tolerations, { key: mark, operator: 'Equal', value: 'yes', effect: 'NoSchedule' }])}`);
+      await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'drain', namespace },
+        spec: { size: 2, version: '17.2', antiAffinity: true, nodeSelector: { [mark]: 'yes' },
+          storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } });
+      const drainStatus = async () => (await get('pgc', 'drain'))?.status;
+      const nodeOf = async (pod: string) => (await get('pod', pod))?.spec?.nodeName;
+      await waitFor('drain Running with 2 ready members', async () => {
+        const st = await drainStatus();
+        return st?.phase === 'Running' && st.readyMembers === 2;
+      }, { timeoutMs: 90_000 });
+      const [primary, replica] = ['drain-0000', 'drain-0001'];
+      assert.equal((await drainStatus()).primary, primary);
+      await drainExec.setPosition(replica, 'replica 0/6000000');
+      const [from, to] = [await nodeOf(primary), await nodeOf(replica)];
+      assert.notEqual(from, to);
+
+      const drained = await cluster.kubectl(['drain', from, '--pod-selector=keelson.dev/postgrescluster=drain',
+        '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=90s'], { allowFailure: true });
+      assert.equal(drained.code, 0, drained.stderr);
+      const after = await waitFor('drain Running on another primary, off the drained node', async () => {
+        const st = await drainStatus();
+        const placed = await Promise.all([primary, replica].map(nodeOf));
+        return st?.phase === 'Running' && st.readyMembers === 2 && st.primary === replica && !placed.includes(from) &&
+          !placed.includes(undefined) ? st : undefined;
+      }, { timeoutMs: 90_000 });
+      assert.equal(after.switchover, undefined);
+      const seen = await reasonsOf('drain');
+      assert.ok(seen.some((r) => r.startsWith(`Promoted Promoted ${replica} to primary in place of ${primary} (switchover ` +
+        'off a cordoned node')), seen.join('\n'));
+      assert.ok(!seen.some((r) => /\(failover/.test(r)), seen.join('\n'));
+      await kubectl('annotate', 'namespace', namespace, '--overwrite', 'scheduler.alpha.kubernetes.io/defaultTolerations=' +
+        JSON.stringify(tolerations));
+      await kubectl('delete', 'pgc', 'drain', '--wait=false');
+    });
 });

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseImage } from '../../api/release.ts';
 import { writeStatusWithConditions, type Condition } from '../../runtime/status.ts';
 import { microTime, type Lease } from '../../runtime/leader.ts';
-import { agentIdentity, backupClaim, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudget, imageOf, lease,
+import { agentIdentity, backupClaim, bytesOf, clusterLabel, configurationMap, credentials, deletesData, disruptionBudgets, imageOf, lease,
   memberClaim, memberLabel,
   restoringAnnotation,
   memberLabels, memberPod, memberPodMonitor, metadata, names, type ReplicationSslMode, revisionAnnotation, roleLabel, scripts, services,
@@ -36,6 +36,7 @@ import { ServerCertificates, type Followed, type TlsDeps } from './tls.ts';
 import { switchoverRequest, type SwitchoverRequest, type SwitchoverStatus } from './switchover.ts';
 import { MajorUpgrades, majorUpgradeCondition, pendingUpgrade, upgradeIntent, type MajorUpgradeStatus } from './upgrade.ts';
 import { permissions } from './permissions.ts';
+import { cordonChanged, cordoned, nodeView } from './drain.ts';
 import { choosePromotion, currentPrimary, failsafeMembersAnnotation, failsafePeersAnnotation, failsafePort,
   leaseDurationMs, releasedSuffix, nextStep, primaryUp, synchronousStandbyNames,
   slotPattern, votersAfter, wantedSlots, wantedSynchronous, type CandidatePosition, type Member, type MemberPod, type Observed, type Role,
@@ -117,6 +118,7 @@ class PostgresClusterReconciler {
   private readonly serviceAccounts;
   private readonly roles;
   private readonly roleBindings;
+  private readonly nodes;
   /** Promotions made that the cache may not show yet, by cluster uid: no step is taken until it does. */
   private readonly promotions = new Map<string, string>();
   /** Each cluster's Lease as last seen changed, and when, on this process's monotonic clock. */
@@ -165,6 +167,7 @@ class PostgresClusterReconciler {
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
+    this.nodes = ctx.cache.informer<KubeObject>(types.nodes, undefined, ctx.client, nodeView);
     registerClusterMetrics(ctx.metrics.registry, () => this.clusters.list());
     this.configurations = new MemberConfigurations({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
@@ -381,6 +384,13 @@ class PostgresClusterReconciler {
   }
 
   /** Drops what this process remembers of a cluster gone (by uid), here and in each part that follows it. */
+  /** The clusters with a member pod on the node. */
+  clustersOn(node: string): Request[] {
+    const keys = new Set(this.pods.list().filter((p) => p.spec?.nodeName === node && p.metadata.labels?.[memberLabel])
+      .map((p) => keyOf({ namespace: p.metadata.namespace, name: p.metadata.labels![clusterLabel]! })));
+    return [...keys].map((key) => { const [namespace, name] = key.split('/') as [string, string]; return { namespace, name }; });
+  }
+
   private forget(uid: string): void {
     for (const memo of [this.promotions, this.leaseSeen, this.lostSince, this.archiveChecks, this.replacedAt,
       this.busySince, this.repositoryHostGone]) forgetUid(memo, uid);
@@ -575,8 +585,9 @@ class PostgresClusterReconciler {
       ['the scripts', () => ensure(types.configMaps, scripts(cluster), cached(this.configMaps, names.scripts(name)))],
       ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => ensure(types.services, service,
         cached(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
-      ['the PodDisruptionBudget', () => ensure(types.podDisruptionBudgets, disruptionBudget(cluster, spec),
-        cached(this.disruptionBudgets, name))],
+      ...disruptionBudgets(cluster, spec).map((budget) => [`PodDisruptionBudget ${budget.metadata.name}`,
+        () => ensure(types.podDisruptionBudgets, budget, cached(this.disruptionBudgets, budget.metadata.name))] as
+        [string, () => Promise<unknown>]),
       ['the member volumes\' owner', async () => {
         for (const claim of this.memberClaims(cluster)) {
           await this.keepOwnership(cluster, types.persistentVolumeClaims, claim, deletesData(spec));
@@ -716,7 +727,8 @@ class PostgresClusterReconciler {
           unschedulable: pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' &&
             c.reason === 'Unschedulable') ?? false,
           noData: pod.status?.containerStatuses?.some((c) => c.name === 'postgres' &&
-            (c.state?.terminated ?? c.lastState?.terminated)?.exitCode === noDataExitCode) ?? false } } : {}) };
+            (c.state?.terminated ?? c.lastState?.terminated)?.exitCode === noDataExitCode) ?? false,
+          cordoned: pod.spec?.nodeName !== undefined && cordoned(this.nodes.get(pod.spec.nodeName)) } } : {}) };
     });
     this.timeBusy(cluster.metadata.uid, pods, members);
     const lease = this.leaseState(cluster, leaseObject);
@@ -989,9 +1001,11 @@ class PostgresClusterReconciler {
     // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
     // switchover takes it once the old primary's pod is gone, its agent with it.
     // One asked for is recorded as under way first: cut short, it is not taken up again to stop the next primary.
-    const marked = step.kind === 'switchover' && step.to ? await this.ctx.client.patch<Cluster>(clusterType, ns,
-      cluster.metadata.name, { status: { switchover: { to: step.to, phase: 'Running',
-        message: `stopping ${step.from} to promote ${step.to}` } } }, 'merge', 'status') : undefined;
+    // One for a drain is not asked for: status.switchover stays the annotation's.
+    const asked = step.kind === 'switchover' && !step.drain ? step.to : undefined;
+    const marked = asked ? await this.ctx.client.patch<Cluster>(clusterType, ns,
+      cluster.metadata.name, { status: { switchover: { to: asked, phase: 'Running',
+        message: `stopping ${step.from} to promote ${asked}` } } }, 'merge', 'status') : undefined;
     if (step.kind === 'switchover') await this.stopPrimary(ns, step.from);
     const { positions, unanswered } = await this.positions(ns, step.candidates);
     const voters = votersAfter(observed, step.from);
@@ -1000,15 +1014,15 @@ class PostgresClusterReconciler {
     const silent = unanswered.length ? ` (not answering: ${unanswered.join('; ')})` : '';
     // A switchover asked for that stopped the primary for nothing is not asked again.
     if ('waiting' in decision) {
-      return { waiting: `${decision.waiting}${silent}`, ...(step.kind === 'switchover' && step.to ? { switchover:
-        { to: step.to, phase: 'Failed', message: `no member promoted after the primary stopped: ${decision.waiting}` },
+      return { waiting: `${decision.waiting}${silent}`, ...(asked ? { switchover:
+        { to: asked, phase: 'Failed', message: `no member promoted after the primary stopped: ${decision.waiting}` },
         ...(marked ? { updated: { ...marked, apiVersion: cluster.apiVersion, kind: cluster.kind } } : {}) } : {}) };
     }
-    // The member asked for, if its WAL goes as far as the furthest: a clean stop sent the last of it to every replica
+    // The member named, if its WAL goes as far as the furthest: a clean stop sent the last of it to every replica
     // that streamed.
     const lsnOf = (member: string | undefined) => positions.find((p) => p.member === member)?.lsn;
-    const asked = step.kind === 'switchover' ? step.to : undefined;
-    const chosen = asked !== undefined && lsnOf(asked) === lsnOf(decision.chosen) ? asked : decision.chosen;
+    const named = step.kind === 'switchover' ? step.to : undefined;
+    const chosen = named !== undefined && lsnOf(named) === lsnOf(decision.chosen) ? named : decision.chosen;
     const synchronous = { ...wantedSynchronous(observed, chosen, positions.map((p) => p.member)),
       slots: wantedSlots(observed, chosen) };
     if (step.kind === 'failover') await this.takeLease(cluster, spec, leaseObject, chosen);
@@ -1018,7 +1032,8 @@ class PostgresClusterReconciler {
     // Recorded only once promoted: until then, a failover in its place asks every member (votersAfter).
     const updated = await this.recordSynchronous(cluster, synchronous);
     await this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
-      `to primary in place of ${step.from} (${step.kind}${asked === chosen ? ' asked for' : ''}: the replica whose WAL ` +
+      `to primary in place of ${step.from} (${step.kind}${asked === chosen ? ' asked for' : ''}` +
+      `${step.kind === 'switchover' && step.drain ? ' off a cordoned node' : ''}: the replica whose WAL ` +
       `goes furthest among ${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
     const answered: SwitchoverStatus | undefined = asked === undefined ? undefined : asked === chosen
       ? { to: asked, phase: 'Completed', message: `${asked} promoted in place of ${step.from}` }
@@ -1264,6 +1279,9 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
       for: clusterType,
       owns: [types.pods, types.persistentVolumeClaims, types.services, types.podDisruptionBudgets, types.configMaps, types.cronJobs,
         types.serviceAccounts, types.roles, types.roleBindings].map((type) => ({ type, view: ownedView })),
+      // A node cordoned: the clusters whose primary may run there (drain.ts).
+      watches: [{ type: types.nodes, view: nodeView, updateMatters: cordonChanged,
+        map: (node) => reconciler.clustersOn(node.metadata.name) }],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });
