@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { controllerImage, postgresImage } from '../../../images/recipes.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import { inNamespace } from '../../../test/support/namespace.ts';
@@ -127,19 +127,24 @@ async function inVolume(claim: string, script: string, user = 0): Promise<string
   return output;
 }
 
-/** Pods made from now on need a node label nobody has, so they stay Pending as on a node that is gone; and back. */
-function holdNewPods(): { hold: () => Promise<unknown>; release: () => Promise<unknown> } {
+/**
+ * Pods made from now on need a node label nobody has, so they stay Pending as on a node that is gone; and back, at
+ * the latest when the test `t` ends: one that fails holding them does not leave every later test waiting.
+ */
+function holdNewPods(t: TestContext): { hold: () => Promise<unknown>; release: () => Promise<unknown> } {
   const label = `keelson.dev/hold-${namespace}`;
   cleanups.push(() => cluster.kubectl(['label', 'node', realNodeName, `${label}-`]));
+  const release = async () => {
+    await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
+    await cluster.kubectl(['label', 'node', realNodeName, `${label}=yes`, '--overwrite']);
+  };
+  t.after(release);
   return {
     hold: async () => {
       await cluster.kubectl(['label', 'node', realNodeName, `${label}-`]);
       await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: { [label]: 'yes' } } }));
     },
-    release: async () => {
-      await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { nodeSelector: null } }));
-      await cluster.kubectl(['label', 'node', realNodeName, `${label}=yes`, '--overwrite']);
-    },
+    release,
   };
 }
 
@@ -232,11 +237,11 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
   });
 
   it('loses nothing acknowledged through two failovers while members cannot be scheduled, each primary confirming ' +
-    'commits with a standby', async () => {
+    'commits with a standby', async (t) => {
     await client('orders', 'CREATE TABLE twice (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'twice');
     await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
-    const { hold, release } = holdNewPods();
+    const { hold, release } = holdNewPods(t);
     await hold();
     const primaries: string[] = [(await status()).primary];
     const promotedAfter = async (gone: string) => {
@@ -274,10 +279,10 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
   });
 
   it('clones afresh a replica whose WAL the primary no longer keeps: not Ready meanwhile, it rejoins with every row',
-    async () => {
+    async (t) => {
       const { primary, members } = await running(3);
       const replica: string = members.map((m: any) => m.name).find((m: string) => m !== primary);
-      const { hold, release } = holdNewPods();
+      const { hold, release } = holdNewPods(t);
       await hold();
       const old = (await get('pod', replica)).metadata.uid;
       await kubectl('delete', 'pod', replica, '--wait=false');
@@ -741,10 +746,10 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     assert.equal(await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks'), rows);
     await converged(back.members.map((m: any) => m.name), 'acks');
   });
-  it('clones afresh a member that pg_rewind cannot rewind, which rejoins with every row', async () => {
+  it('clones afresh a member that pg_rewind cannot rewind, which rejoins with every row', async (t) => {
     const { primary, members } = await running(3);
     const replica: string = members.map((m: any) => m.name).find((m: string) => m !== primary);
-    const { hold, release } = holdNewPods();
+    const { hold, release } = holdNewPods(t);
     await hold();
     const old = (await get('pod', replica)).metadata.uid;
     await kubectl('delete', 'pod', replica, '--wait=false');

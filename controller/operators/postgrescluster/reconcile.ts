@@ -761,7 +761,6 @@ class PostgresClusterReconciler {
       primaryLostForMs: since === undefined ? 0 : performance.now() - since,
       stuckAfterMs: this.stuckAfterMs,
       ...(this.replacedAt.has(uid) ? { lastReplacedMsAgo: performance.now() - this.replacedAt.get(uid)! } : {}),
-      // A recovery's archive is in the store, which only the member reads: it says if the archive is not there.
       // Only a backup pgBackRest made counts; the repository itself only the member reads, and it says what is missing.
       backupAvailable: cluster.status?.bootstrapped ? spec.backup !== undefined && cluster.status.lastBackup?.type !== undefined
         : spec.bootstrap?.recovery !== undefined || this.backupOf(cluster, spec) !== undefined,
