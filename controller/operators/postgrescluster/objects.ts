@@ -262,17 +262,17 @@ function agentSidecar(cluster: Cluster, image: string): { container: object; vol
 
 /**
  * Adds to a PostgreSQL container what pgBackRest needs to reach the cluster's repository: the object store's settings
- * and CA, or the repository host's address and the peer certificate it admits.
+ * and CA, or the repository host's address (the peer certificate it admits is every member's: memberPod).
  */
 function withRepository(cluster: Cluster, backup: NonNullable<Spec['backup']>, socketDir: string,
   into: { env: object[]; volumes: object[]; mounts: object[] }): void {
   const store = backup.objectStore;
   into.env.push(...pgBackRestEnv(cluster, store ? objectStoreEnv(cluster, store) : repositoryHostClientEnv(cluster),
     { pgdata, socketDir, port }));
-  const extra = store ? caVolume(store) : peerVolume(cluster);
-  if (extra) {
-    into.volumes.push(extra.volume);
-    into.mounts.push(extra.mount);
+  const ca = store && caVolume(store);
+  if (ca) {
+    into.volumes.push(ca.volume);
+    into.mounts.push(ca.mount);
   }
 }
 
@@ -331,10 +331,8 @@ export function memberPod(cluster: Cluster, spec: Spec, member: string,
   if (backup) {
     withRepository(cluster, backup, socketDir, { env, volumes, mounts });
     const peer = peerVolume(cluster);
-    if (backup.objectStore) {
-      volumes.push(peer.volume);
-      mounts.push(peer.mount);
-    }
+    volumes.push(peer.volume);
+    mounts.push(peer.mount);
     sidecars.push(backupServerSidecar(cluster, imageOf(spec), [peer.mount,
       { name: 'data', mountPath: '/var/lib/postgresql/data', readOnly: true },
       // PostgreSQL's /tmp, where pgBackRest keeps its locks: the remote of a backup from a standby holds the backup
