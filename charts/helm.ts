@@ -95,6 +95,13 @@ function installTemplate(): string {
         break;
       case 'ClusterRole':
       case 'ClusterRoleBinding':
+        if (controller && object.metadata.name === clusterScopedRoleName(controller)) {
+          // Only with an operator that reads what no namespace holds.
+          const readers = catalog.filter((e) => defaultControllers[controller]!.includes(e.name) &&
+            e.permissions.some((p) => p.clusterScoped));
+          push(object, `or ${readers.map((e) => `(has "${e.name}" .Values.operators)`).join(' ')} false`);
+          break;
+        }
         if (object.metadata.name !== controller) {
           push(object);
           break;

@@ -79,6 +79,10 @@ export const keelsonFlags = {
   postgresReplaceStuckAfter: { flag: 'postgres-replace-stuck-after', env: 'KEELSON_POSTGRES_REPLACE_STUCK_AFTER',
     help: 'PostgresCluster: seconds a member may be Pending, starting or going away before nothing waits for it, ' +
       'and a replica that cannot be scheduled is replaced by a new member (default 300)' },
+  postgresSwitchoverOnDrain: { flag: 'postgres-switchover-on-drain', env: 'KEELSON_POSTGRES_SWITCHOVER_ON_DRAIN',
+    help: 'PostgresCluster: watch Nodes, and switch a primary over off a cordoned node before a drain evicts it, ' +
+      'which its PodDisruptionBudget refuses meanwhile (default true); false reads no Node, and a drain evicts a ' +
+      'ready primary as any member, to be failed over' },
 } satisfies Record<string, FlagSpec>;
 
 /** A program's options: the runtime's, and its own flags' values. */

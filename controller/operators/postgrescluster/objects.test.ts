@@ -257,16 +257,24 @@ describe('the PodMonitor spec.podMonitor asks for', () => {
 });
 
 describe('the members\' PodDisruptionBudgets', () => {
-  it('select replicas and the primary apart, keep all replicas but one, and the primary of two members or more', () => {
-    const [replicas, primary] = disruptionBudgets(cluster, spec) as any[];
+  it('select replicas and the primary apart, keep all replicas but one (all while the primary is not ready), and the primary of two members or more', () => {
+    const steady = { primaryReady: true, switchoverOnDrain: true };
+    const [replicas, primary] = disruptionBudgets(cluster, spec, steady) as any[];
     const selector = (role: string) => ({ matchLabels: { 'keelson.dev/postgrescluster': 'db', 'keelson.dev/role': role },
       matchExpressions: [{ key: 'keelson.dev/member', operator: 'Exists' }] });
     assert.deepEqual([replicas.metadata.name, replicas.spec], ['db', { minAvailable: 1,
       unhealthyPodEvictionPolicy: 'IfHealthyBudget', selector: selector('replica') }]);
     assert.deepEqual([primary.metadata.name, primary.spec], ['db-primary', { minAvailable: 1,
       unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: selector('primary') }]);
-    assert.deepEqual(disruptionBudgets(cluster, { ...spec, size: 1 }).map((b: any) => b.spec.minAvailable), [0, 0]);
-    assert.deepEqual(disruptionBudgets(cluster, { ...spec, size: 2 }).map((b: any) => b.spec.minAvailable), [0, 1]);
+    const minAvailable = (size: number, state = steady) => disruptionBudgets(cluster, { ...spec, size }, state)
+      .map((b: any) => b.spec.minAvailable);
+    assert.deepEqual(minAvailable(1), [0, 0]);
+    assert.deepEqual(minAvailable(2), [0, 1]);
+    // The primary not ready: every replica is kept, for a failover to promote.
+    assert.deepEqual(minAvailable(2, { ...steady, primaryReady: false }), [1, 1]);
+    assert.deepEqual(minAvailable(3, { ...steady, primaryReady: false }), [2, 1]);
+    // Not watching for drains, the operator cannot switch over before one: the primary is evicted as any member.
+    assert.deepEqual(minAvailable(3, { ...steady, switchoverOnDrain: false }), [1, 0]);
     const pod = memberPod(cluster, spec, 'db-0000', { role: 'primary', agentImage: 'k:1', replicationSslMode: 'verify-full' }) as any;
     assert.deepEqual([pod.metadata.labels['keelson.dev/member'], pod.metadata.labels['keelson.dev/role']], ['db-0000', 'primary']);
   });

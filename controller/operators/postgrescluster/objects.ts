@@ -143,21 +143,25 @@ export function services(cluster: Cluster): KubeObject[] {
 
 /**
  * The PodDisruptionBudgets of the members, apart by role: the eviction API refuses a pod two budgets select.
- * Replicas go one at a time, and none while another is not ready (a primary's synchronous standby, say). The primary
- * goes only once it is a replica: a drain cordons its node first, and the operator switches over to a replica on
- * another node (plan.ts). A lone member has nowhere to switch over to, so nothing holds up its eviction; nor does
- * anything hold up the eviction of a primary that is not ready, which a failover replaces anyway. Counts of members,
- * not maxUnavailable: the disruption controller would look for a scale subresource of the pods' owner, which a
+ * Replicas go one at a time, none while another is not ready (a primary's synchronous standby, say), and none while
+ * the primary is not ready (they are what a failover promotes). The primary goes only once it is a replica, when the
+ * operator watches for drains: a drain cordons its node first, and the operator switches over to a replica on another
+ * node (plan.ts). A lone member has nowhere to switch over to, so nothing holds up its eviction; nor does anything
+ * hold up the eviction of a primary that is not ready, which a failover replaces anyway. Counts of members, not
+ * maxUnavailable: the disruption controller would look for a scale subresource of the pods' owner, which a
  * PostgresCluster does not have.
  */
-export function disruptionBudgets(cluster: Cluster, spec: Spec): KubeObject[] {
+export function disruptionBudgets(cluster: Cluster, spec: Spec, { primaryReady, switchoverOnDrain }:
+{ primaryReady: boolean; switchoverOnDrain: boolean }): KubeObject[] {
   const budget = (name: string, role: Role, minAvailable: number, unhealthyPodEvictionPolicy: string) => ({
     apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(cluster, name),
     spec: { minAvailable, unhealthyPodEvictionPolicy, selector: { matchLabels: { [clusterLabel]: cluster.metadata.name,
       [roleLabel]: role }, matchExpressions: [{ key: memberLabel, operator: 'Exists' }] } },
   });
-  return [budget(names.replicasBudget(cluster.metadata.name), 'replica', Math.max(spec.size - 2, 0), 'IfHealthyBudget'),
-    budget(names.primaryBudget(cluster.metadata.name), 'primary', spec.size > 1 ? 1 : 0, 'AlwaysAllow')];
+  const replicas = Math.max(spec.size - 1, 0);
+  return [budget(names.replicasBudget(cluster.metadata.name), 'replica', primaryReady ? Math.max(replicas - 1, 0) : replicas,
+    'IfHealthyBudget'),
+  budget(names.primaryBudget(cluster.metadata.name), 'primary', spec.size > 1 && switchoverOnDrain ? 1 : 0, 'AlwaysAllow')];
 }
 
 /** The Lease naming the primary; the operator makes it with the seed and moves it only to promote another member. */

@@ -242,10 +242,16 @@ describe('the next step of a PostgresCluster', () => {
     // Both replicas answer how far their WAL goes; the one that stays up is named.
     assert.deepEqual(nextStep(observed(drained)),
       { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002', drain: true });
-    // Enough synchronous standbys must be ready to answer first, as for any switchover.
-    const synchronous = { primary: 'db-0000', quorum: 2, standbys: ['db-0001', 'db-0002'] };
-    const standbyStarting = [drained[0]!, member(1, pod('replica', { cordoned: true, ready: false })), drained[2]!];
-    assert.equal(nextStep(observed(standbyStarting, { synchronousReplicas: 2, synchronous })).kind, 'wait');
+    // Enough synchronous standbys must be ready to answer first, as for any switchover: both of ANY 1 of two.
+    const synchronous = { primary: 'db-0000', quorum: 1, standbys: ['db-0001', 'db-0002'] };
+    const standbyStarting = [drained[0]!, member(1, pod('replica', { cordoned: true, ready: false, busyForMs: 400_000 })),
+      drained[2]!];
+    const waiting = nextStep(observed(standbyStarting, { synchronousReplicas: 1, synchronous }));
+    assert.equal(waiting.kind === 'wait' && waiting.reason.startsWith('switchover from db-0000 waits: 1 of the synchronous'),
+      true, JSON.stringify(waiting));
+    // The replica a switchover was asked to, when its node stays.
+    assert.deepEqual(nextStep(observed([drained[0]!, member(1, pod('replica')), drained[2]!], { switchoverTo: 'db-0002' })),
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002', drain: true });
     // Every replica on a cordoned node too: nothing to switch over to yet; the rest goes on (the drain evicts the
     // replicas, which come back on other nodes).
     const allCordoned = [drained[0]!, drained[1]!, member(2, pod('replica', { cordoned: true }))];
@@ -290,7 +296,7 @@ describe('the next step of a PostgresCluster', () => {
 
   it('switches over when asked, once nothing else is to be done, every ready replica asked how far it goes', () => {
     assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0002' })),
-      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002' });
+      { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002', asked: true });
     assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0002', size: 2 })),
       { kind: 'remove-member', member: 'db-0002', deleteClaim: false });
     assert.deepEqual(nextStep(observed(healthy(), { switchoverTo: 'db-0000' })), { kind: 'steady' });
@@ -309,6 +315,9 @@ describe('the next step of a PostgresCluster', () => {
     assert.deepEqual(nextStep(observed([member(0, old('primary')), member(1, pod('replica')), member(2, pod('replica'))])),
       { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'] });
     assert.deepEqual(nextStep(observed([member(0, old('primary'))], { size: 1 })), { kind: 'upgrade-member', member: 'db-0000' });
+    // Not onto a cordoned node, where a drain would move the primary again, when another will do.
+    assert.deepEqual(nextStep(observed([member(0, old('primary')), member(1, pod('replica', { cordoned: true })),
+      member(2, pod('replica'))])), { kind: 'switchover', from: 'db-0000', candidates: ['db-0001', 'db-0002'], to: 'db-0002' });
   });
 
   it('restarts members with parameters pending a restart the same way: replicas, a switchover, the old primary', () => {

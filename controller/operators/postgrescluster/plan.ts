@@ -124,8 +124,11 @@ export type Step =
   | { kind: 'remove-member'; member: string; deleteClaim: boolean }
   | { kind: 'replace-member'; member: string; deleteClaim: boolean; reason: string }
   | { kind: 'upgrade-member'; member: string }
-  /** `drain`: the primary's node is cordoned. */
-  | { kind: 'switchover'; from: string; candidates: string[]; to?: string; drain?: boolean }
+  /**
+   * `to`: promoted when its WAL goes as far as any other's; `asked`: by the switchover annotation; `drain`: the primary's
+   * node is cordoned.
+   */
+  | { kind: 'switchover'; from: string; candidates: string[]; to?: string; asked?: boolean; drain?: boolean }
   | { kind: 'steady' };
 
 export const failoverTimeoutMs = 30_000;
@@ -363,12 +366,8 @@ export function nextStep(o: Observed): Step {
   // it has been switched over to a replica on a node that stays, so the drain is a switchover, never a failover.
   // Every ready replica answers how far its WAL goes; the one named is promoted if none has more.
   if (primary!.pod!.cordoned) {
-    const ready = readyReplicas(members, primaryName);
-    const staysUp = ready.find((name) => !members.find((m) => m.name === name)!.pod!.cordoned);
-    if (staysUp) {
-      const step = switchover(o, primaryName, ready);
-      return step.kind === 'switchover' ? { ...step, to: staysUp, drain: true } : step;
-    }
+    const step = switchover(o, primaryName, readyReplicas(members, primaryName), true);
+    if (step.kind !== 'switchover' || step.to) return step.kind === 'switchover' ? { ...step, drain: true } : step;
   }
   // One replacement at a time: a new member that cannot be scheduled either waits as long again before the next.
   const pending = busy.find((m) => m.name !== primaryName && m.pod!.phase === 'Pending' && m.pod!.unschedulable &&
@@ -413,7 +412,7 @@ export function nextStep(o: Observed): Step {
   // One that must wait for replicas to be ready holds up nothing else (the cluster is steady meanwhile).
   if (o.switchoverTo && o.switchoverTo !== primaryName && ready.includes(o.switchoverTo)) {
     const step = switchover(o, primaryName, ready);
-    if (step.kind === 'switchover') return { ...step, to: o.switchoverTo };
+    if (step.kind === 'switchover') return { ...step, to: o.switchoverTo, asked: true };
   }
   const stuck = busy[0];
   if (stuck) {
@@ -427,13 +426,21 @@ export function nextStep(o: Observed): Step {
  * A switchover to one of the ready replicas, once they are enough of the synchronous standbys to promote one: the
  * primary is stopped first, and must not be for a promotion that would then wait for a replica that is not ready.
  */
-function switchover(o: Observed, from: string, ready: string[]): Step {
+function switchover(o: Observed, from: string, ready: string[],
+  nameOne = ready.some((name) => o.members.find((m) => m.name === name)?.pod?.cordoned)): Step {
   const voters = votersAfter(o, from);
   const gone = voters.standbys.filter((s) => !o.members.some((m) => m.name === s));
   const decision = choosePromotion(ready.map((member) => ({ member, lsn: 0n })), voters, gone);
-  return 'waiting' in decision
-    ? { kind: 'wait', reason: `switchover from ${from} waits: ${decision.waiting}`, requeueAfterMs: 5000 }
-    : { kind: 'switchover', from, candidates: ready };
+  if ('waiting' in decision) {
+    return { kind: 'wait', reason: `switchover from ${from} waits: ${decision.waiting}`, requeueAfterMs: 5000 };
+  }
+  // With a node cordoned, one is named to be promoted when its WAL goes as far as any other's: the one asked for,
+  // else the first whose node is not cordoned, so that no switchover moves the primary where a drain would move it
+  // again.
+  const staysUp = (name: string) => !o.members.find((m) => m.name === name)?.pod?.cordoned;
+  const to = nameOne ? [o.switchoverTo, ...ready].find((name) => name !== undefined && ready.includes(name) &&
+    staysUp(name)) : undefined;
+  return { kind: 'switchover', from, candidates: ready, ...(to ? { to } : {}) };
 }
 
 /** Whether the primary serves: its pod runs and is ready, and its Lease, if any, is renewed. */

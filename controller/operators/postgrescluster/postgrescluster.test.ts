@@ -602,7 +602,7 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
   });
 
   it('switches the primary over to a replica on another node when a drain begins, so the drain never fails it over',
-    async () => {
+    async (t) => {
       // Three simulated nodes of this test's own, tainted so that only this namespace's pods go there.
       const mark = `keelson.dev/drain-${namespace}`;
       const nodes = ['a', 'b', 'c'].map((n) => `${namespace}-${n}`);
@@ -612,8 +612,14 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
         spec: { taints: [simulatedNodeTaint, { key: mark, value: 'yes', effect: 'NoSchedule' }] } })) }) });
       cleanups.push(async () => { await cluster.kubectl(['delete', 'node', ...nodes, '--wait=false'], { allowFailure: true }); });
       const tolerations = JSON.parse(simulatedPodsAnnotations['scheduler.alpha.kubernetes.io/defaultTolerations']);
-      await kubectl('annotate', 'namespace', namespace, '--overwrite', `scheduler.alpha.kubernetes.io/defaultTolerations=${
-        JSON.stringify([...tolerations, { key: mark, operator: 'Equal', value: 'yes', effect: 'NoSchedule' }])}`);
+      const tolerate = (more: object[]) => kubectl('annotate', 'namespace', namespace, '--overwrite',
+        `scheduler.alpha.kubernetes.io/defaultTolerations=${JSON.stringify([...tolerations, ...more])}`);
+      await tolerate([{ key: mark, operator: 'Equal', value: 'yes', effect: 'NoSchedule' }]);
+      // Passed or failed, nothing after this test lands on those nodes.
+      t.after(async () => {
+        await tolerate([]);
+        await kubectl('delete', 'pgc', 'drain', '--wait=false');
+      });
       await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'drain', namespace },
         spec: { size: 2, version: '17.2', antiAffinity: true, nodeSelector: { [mark]: 'yes' },
           storage: { size: '1Gi', storageClassName: `keelson-${namespace}` } } });
@@ -643,8 +649,5 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       assert.ok(seen.some((r) => r.startsWith(`Promoted Promoted ${replica} to primary in place of ${primary} (switchover ` +
         'off a cordoned node')), seen.join('\n'));
       assert.ok(!seen.some((r) => /\(failover/.test(r)), seen.join('\n'));
-      await kubectl('annotate', 'namespace', namespace, '--overwrite', 'scheduler.alpha.kubernetes.io/defaultTolerations=' +
-        JSON.stringify(tolerations));
-      await kubectl('delete', 'pgc', 'drain', '--wait=false');
     });
 });

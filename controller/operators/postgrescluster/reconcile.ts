@@ -118,6 +118,7 @@ class PostgresClusterReconciler {
   private readonly serviceAccounts;
   private readonly roles;
   private readonly roleBindings;
+  /** Nodes, when the operator switches primaries over before drains (drain.ts). */
   private readonly nodes;
   /** Promotions made that the cache may not show yet, by cluster uid: no step is taken until it does. */
   private readonly promotions = new Map<string, string>();
@@ -154,7 +155,7 @@ class PostgresClusterReconciler {
   private readonly uidsSeen = new UidsSeen();
 
   constructor(private readonly ctx: OperatorContext, private readonly agentImage: string,
-    private readonly stuckAfterMs: number) {
+    private readonly stuckAfterMs: number, switchoverOnDrain: boolean) {
     const informer = <T extends KubeObject>(type: typeof types.pods) =>
       ctx.cache.informer<T>(type, ctx.namespace, ctx.client, ownedView);
     this.clusters = ctx.cache.informer<PostgresClusterResource>(clusterType, ctx.namespace, ctx.client);
@@ -167,7 +168,7 @@ class PostgresClusterReconciler {
     this.serviceAccounts = informer<KubeObject>(types.serviceAccounts);
     this.roles = informer<KubeObject>(types.roles);
     this.roleBindings = informer<KubeObject>(types.roleBindings);
-    this.nodes = ctx.cache.informer<KubeObject>(types.nodes, undefined, ctx.client, nodeView);
+    this.nodes = switchoverOnDrain ? ctx.cache.informer<KubeObject>(types.nodes, undefined, ctx.client, nodeView) : undefined;
     registerClusterMetrics(ctx.metrics.registry, () => this.clusters.list());
     this.configurations = new MemberConfigurations({
       run: (namespace, pod, script) => this.run(namespace, pod, script),
@@ -383,14 +384,15 @@ class PostgresClusterReconciler {
     return { record: next.record, step: planned, ...next.backup ? { backupAsked: next.backup } : {} };
   }
 
-  /** Drops what this process remembers of a cluster gone (by uid), here and in each part that follows it. */
   /** The clusters with a member pod on the node. */
   clustersOn(node: string): Request[] {
-    const keys = new Set(this.pods.list().filter((p) => p.spec?.nodeName === node && p.metadata.labels?.[memberLabel])
-      .map((p) => keyOf({ namespace: p.metadata.namespace, name: p.metadata.labels![clusterLabel]! })));
-    return [...keys].map((key) => { const [namespace, name] = key.split('/') as [string, string]; return { namespace, name }; });
+    const requests = new Map(this.pods.list().filter((p) => p.spec?.nodeName === node && p.metadata.labels?.[memberLabel])
+      .map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.labels![clusterLabel]! }))
+      .map((request) => [keyOf(request), request]));
+    return [...requests.values()];
   }
 
+  /** Drops what this process remembers of a cluster gone (by uid), here and in each part that follows it. */
   private forget(uid: string): void {
     for (const memo of [this.promotions, this.leaseSeen, this.lostSince, this.archiveChecks, this.replacedAt,
       this.busySince, this.repositoryHostGone]) forgetUid(memo, uid);
@@ -585,9 +587,19 @@ class PostgresClusterReconciler {
       ['the scripts', () => ensure(types.configMaps, scripts(cluster), cached(this.configMaps, names.scripts(name)))],
       ...services(cluster).map((service) => [`Service ${service.metadata.name}`, () => ensure(types.services, service,
         cached(this.services, service.metadata.name))] as [string, () => Promise<unknown>]),
-      ...disruptionBudgets(cluster, spec).map((budget) => [`PodDisruptionBudget ${budget.metadata.name}`,
-        () => ensure(types.podDisruptionBudgets, budget, cached(this.disruptionBudgets, budget.metadata.name))] as
-        [string, () => Promise<unknown>]),
+      ['the PodDisruptionBudgets', async () => {
+        const primaryReady = this.memberPods(cluster).some((p) => p.metadata.labels?.[roleLabel] === 'primary' &&
+          !p.metadata.deletionTimestamp && podReady(p));
+        const [replicas, primary] = disruptionBudgets(cluster, spec, { primaryReady,
+          switchoverOnDrain: this.nodes !== undefined });
+        const before = notOwned.length;
+        await ensure(types.podDisruptionBudgets, replicas!, cached(this.disruptionBudgets, replicas!.metadata.name));
+        // Only once the replicas' budget selects replicas alone (one made before selected every member): a pod two
+        // budgets select cannot be evicted at all, and a drain gives up on it.
+        if (notOwned.length === before) {
+          await ensure(types.podDisruptionBudgets, primary!, cached(this.disruptionBudgets, primary!.metadata.name));
+        }
+      }],
       ['the member volumes\' owner', async () => {
         for (const claim of this.memberClaims(cluster)) {
           await this.keepOwnership(cluster, types.persistentVolumeClaims, claim, deletesData(spec));
@@ -728,7 +740,7 @@ class PostgresClusterReconciler {
             c.reason === 'Unschedulable') ?? false,
           noData: pod.status?.containerStatuses?.some((c) => c.name === 'postgres' &&
             (c.state?.terminated ?? c.lastState?.terminated)?.exitCode === noDataExitCode) ?? false,
-          cordoned: pod.spec?.nodeName !== undefined && cordoned(this.nodes.get(pod.spec.nodeName)) } } : {}) };
+          cordoned: pod.spec?.nodeName !== undefined && cordoned(this.nodes?.get(pod.spec.nodeName)) } } : {}) };
     });
     this.timeBusy(cluster.metadata.uid, pods, members);
     const lease = this.leaseState(cluster, leaseObject);
@@ -1000,8 +1012,8 @@ class PostgresClusterReconciler {
     // A failover takes the Lease at the version the plan saw unrenewed (a renewal since fails the write); a
     // switchover takes it once the old primary's pod is gone, its agent with it.
     // One asked for is recorded as under way first: cut short, it is not taken up again to stop the next primary.
-    // One for a drain is not asked for: status.switchover stays the annotation's.
-    const asked = step.kind === 'switchover' && !step.drain ? step.to : undefined;
+    // Only the annotation's is asked for: status.switchover is its record.
+    const asked = step.kind === 'switchover' && step.asked ? step.to : undefined;
     const marked = asked ? await this.ctx.client.patch<Cluster>(clusterType, ns,
       cluster.metadata.name, { status: { switchover: { to: asked, phase: 'Running',
         message: `stopping ${step.from} to promote ${asked}` } } }, 'merge', 'status') : undefined;
@@ -1271,16 +1283,17 @@ export const postgresClusterOperator: Operator<ControllerOptions> = {
     if (!(stuckAfterSeconds > 0)) {
       throw new Error(`--postgres-replace-stuck-after takes seconds, not "${ctx.settings.postgresReplaceStuckAfter}"`);
     }
+    const switchoverOnDrain = (ctx.settings.postgresSwitchoverOnDrain ?? 'true') !== 'false';
     const reconciler = new PostgresClusterReconciler(ctx, ctx.settings.postgresAgentImage ?? releaseImage,
-      stuckAfterSeconds * 1000);
+      stuckAfterSeconds * 1000, switchoverOnDrain);
     ctx.addController({
       name: 'postgrescluster',
       for: clusterType,
       owns: [types.pods, types.persistentVolumeClaims, types.services, types.podDisruptionBudgets, types.configMaps, types.cronJobs,
         types.serviceAccounts, types.roles, types.roleBindings].map((type) => ({ type, view: ownedView })),
       // A node cordoned: the clusters whose primary may run there (drain.ts).
-      watches: [{ type: types.nodes, view: nodeView, updateMatters: cordonChanged,
-        map: (node) => reconciler.clustersOn(node.metadata.name) }],
+      watches: switchoverOnDrain ? [{ type: types.nodes, view: nodeView, updateMatters: cordonChanged,
+        map: (node) => reconciler.clustersOn(node.metadata.name) }] : [],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

@@ -17,6 +17,9 @@ describe('a switchover asked for with keelson.dev/switchover-to', () => {
     assert.deepEqual(switchoverRequest('db-0002', undefined, members, 'db-0000'),
       { status: { to: 'db-0002', phase: 'Pending', message: 'waiting for db-0002 to be a ready replica' } });
     assert.equal(switchoverRequest('db-0000', undefined, members, 'db-0000').status?.phase, 'Completed');
+    // Not to a replica whose node is cordoned: a drain would move the primary off it again.
+    assert.deepEqual(switchoverRequest('db-0001', undefined, [members[0]!, member(1, pod('replica', { cordoned: true }))], 'db-0000'),
+      { status: { to: 'db-0001', phase: 'Pending', message: 'waiting for the node of db-0001 to be uncordoned' } });
   });
 
   it('refuses a name that is no member\'s, and asks for nothing without the annotation', () => {

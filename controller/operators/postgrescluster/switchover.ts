@@ -41,6 +41,10 @@ export function switchoverRequest(asked: string | undefined, known: SwitchoverSt
   if (!target.pod || target.pod.deleting || target.pod.role !== 'replica' || !target.pod.ready) {
     return { status: { to, phase: 'Pending', message: `waiting for ${asked} to be a ready replica` } };
   }
+  // A drain would move the primary off it again.
+  if (target.pod.cordoned) {
+    return { status: { to, phase: 'Pending', message: `waiting for the node of ${asked} to be uncordoned` } };
+  }
   return { to: asked, status: { to, phase: 'Pending', message: `switching over from ${primary} to ${asked} once ` +
     'nothing else is to be done, and enough replicas are ready to know one has every acknowledged commit' } };
 }
