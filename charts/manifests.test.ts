@@ -69,7 +69,7 @@ describe('dist/ on a real apiserver', () => {
     });
     assert.equal(objects.length, 5);
     const tds = (await cluster.kubectl(['get', 'tds', '-n', namespace])).stdout;
-    assert.match(tds.split('\n')[0]!, /^NAME\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
+    assert.match(tds.split('\n')[0]!, /^NAME\s+TARGET\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
     const pgc = (await cluster.kubectl(['get', 'pgc', '-n', namespace])).stdout;
     assert.match(pgc, /orders-db\s+3\s/);
   });
@@ -84,8 +84,10 @@ describe('dist/ on a real apiserver', () => {
     ['TDSet', 'a window of zero length', (s) => { s.schedulingConfig[0].endTime = s.schedulingConfig[0].startTime; },
       /spec\.schedulingConfig\[0\]\.endTime: Invalid value: .*startTime and endTime must differ/],
     ['TDSet', 'no image', (s) => { delete s.container.image; }, /spec\.container\.image: Required value/],
-    ['TDSet', 'no defaultReplica above 0', (s) => { s.defaultReplica = 0; },
-      /spec\.defaultReplica: Invalid value: 0: .*greater than or equal to 1/],
+    ['TDSet', 'a negative defaultReplica', (s) => { s.defaultReplica = -1; },
+      /spec\.defaultReplica: Invalid value: -1: .*greater than or equal to 0/],
+    ['TDSet', 'a container and a scaleTargetRef', (s) => { s.scaleTargetRef = { apiVersion: 'apps/v1', kind: 'Deployment',
+      name: 'web' }; delete s.service; }, /give exactly one of spec.container, spec.template and spec.scaleTargetRef/],
     ['PodBuggerTool', 'a label without a value', (s) => { s.label = 'app'; },
       /spec\.label: Invalid value: "app": spec\.label in body should match/],
     ['PodBuggerTool', 'both label and selector', (s) => { s.selector = { matchLabels: { app: 'x' } }; },

@@ -1898,7 +1898,7 @@ export function toJson_PrometheusJmxExporterSpecPodMonitor(obj: PrometheusJmxExp
 
 
 /**
- * TDSet runs a Deployment whose replicas follow the time of day: windows of hours, each with its replicas, and a default outside them.
+ * TDSet scales a workload by the time of the week: windows of days and minutes (or the seed's hours of every day), each with its replicas, exceptions for holidays, a default outside them, pause and override. It runs a Deployment of its own, or scales one it does not own through its scale subresource.
  *
  * @schema TDSet
  */
@@ -1952,7 +1952,7 @@ export class TdSet extends ApiObject {
 }
 
 /**
- * TDSet runs a Deployment whose replicas follow the time of day: windows of hours, each with its replicas, and a default outside them.
+ * TDSet scales a workload by the time of the week: windows of days and minutes (or the seed's hours of every day), each with its replicas, exceptions for holidays, a default outside them, pause and override. It runs a Deployment of its own, or scales one it does not own through its scale subresource.
  *
  * @schema TDSet
  */
@@ -1963,7 +1963,7 @@ export interface TdSetProps {
   readonly metadata?: ApiObjectMetadata;
 
   /**
-   * Which container to run and how many replicas at each hour of the day.
+   * Which container to run and how many replicas at each time of the week.
    *
    * @schema TDSet#spec
    */
@@ -1986,24 +1986,38 @@ export function toJson_TdSetProps(obj: TdSetProps | undefined): Record<string, a
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * Which container to run and how many replicas at each hour of the day.
+ * Which container to run and how many replicas at each time of the week.
  *
  * @schema TdSetSpec
  */
 export interface TdSetSpec {
   /**
-   * The one container each replica runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile.
+   * The one container each replica of the Deployment the TDSet owns runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile. Exactly one of container, template and scaleTargetRef.
    *
    * @schema TdSetSpec#container
    */
-  readonly container: TdSetSpecContainer;
+  readonly container?: TdSetSpecContainer;
 
   /**
-   * Replicas to run outside every window.
+   * Replicas to run outside every window and exception.
    *
    * @schema TdSetSpec#defaultReplica
    */
   readonly defaultReplica?: number;
+
+  /**
+   * Days and ranges whose replicas override the windows' (the first listed wins where they overlap).
+   *
+   * @schema TdSetSpec#exceptions
+   */
+  readonly exceptions?: TdSetSpecExceptions[];
+
+  /**
+   * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing.
+   *
+   * @schema TdSetSpec#horizontalPodAutoscaler
+   */
+  readonly horizontalPodAutoscaler?: TdSetSpecHorizontalPodAutoscaler;
 
   /**
    * When set, also re-check every this many minutes (1-1440); windows are always applied exactly at their boundaries.
@@ -2013,11 +2027,46 @@ export interface TdSetSpec {
   readonly intervalMint?: number;
 
   /**
-   * Time-of-day windows; they must not overlap. Outside every window defaultReplica applies.
+   * An on-demand change (waking an environment up): these replicas until then, after which the schedule resumes; an override past its time changes nothing.
+   *
+   * @schema TdSetSpec#override
+   */
+  readonly override?: TdSetSpecOverride;
+
+  /**
+   * While true, nothing is scaled; status still says what the schedule asks for.
+   *
+   * @schema TdSetSpec#paused
+   */
+  readonly paused?: boolean;
+
+  /**
+   * With scaleTargetRef: when the TDSet is deleted, the target gets back the replicas it had before the TDSet first scaled it (status.originalReplicas), unless someone else changed them since. Default true.
+   *
+   * @schema TdSetSpec#restoreOnDelete
+   */
+  readonly restoreOnDelete?: boolean;
+
+  /**
+   * A workload the TDSet does not own, in its namespace, scaled through its scale subresource and otherwise never changed. Exactly one of container, template and scaleTargetRef; it cannot change.
+   *
+   * @schema TdSetSpec#scaleTargetRef
+   */
+  readonly scaleTargetRef?: TdSetSpecScaleTargetRef;
+
+  /**
+   * Windows by day of the week and minute, e.g. {days: [Mon, Tue, Wed, Thu, Fri], start: "07:30", end: "19:00", replicas: 5}; they must not overlap. Outside every window defaultReplica applies. Exactly one of schedule and schedulingConfig.
+   *
+   * @schema TdSetSpec#schedule
+   */
+  readonly schedule?: TdSetSpecSchedule[];
+
+  /**
+   * Hourly windows, every day; they must not overlap. Outside every window defaultReplica applies. Exactly one of schedulingConfig and schedule.
    *
    * @schema TdSetSpec#schedulingConfig
    */
-  readonly schedulingConfig: TdSetSpecSchedulingConfig[];
+  readonly schedulingConfig?: TdSetSpecSchedulingConfig[];
 
   /**
    * When set, a Service of the same name exposes the container port; removing it deletes the Service.
@@ -2025,6 +2074,13 @@ export interface TdSetSpec {
    * @schema TdSetSpec#service
    */
   readonly service?: TdSetSpecService;
+
+  /**
+   * The pod template (a PodTemplateSpec, as a Deployment has) of the Deployment the TDSet owns. Where it says nothing, its pods are hardened as the restricted Pod Security Standard asks: runAsNonRoot, the RuntimeDefault seccomp profile, no privilege escalation, no capabilities. Its labels get the TDSet's selector. Exactly one of container, template and scaleTargetRef.
+   *
+   * @schema TdSetSpec#template
+   */
+  readonly template?: any;
 
   /**
    * The IANA time zone the hours are in, e.g. Europe/Berlin; daylight-saving changes are followed.
@@ -2043,9 +2099,17 @@ export function toJson_TdSetSpec(obj: TdSetSpec | undefined): Record<string, any
   const result = {
     'container': toJson_TdSetSpecContainer(obj.container),
     'defaultReplica': obj.defaultReplica,
+    'exceptions': obj.exceptions?.map(y => toJson_TdSetSpecExceptions(y)),
+    'horizontalPodAutoscaler': toJson_TdSetSpecHorizontalPodAutoscaler(obj.horizontalPodAutoscaler),
     'intervalMint': obj.intervalMint,
+    'override': toJson_TdSetSpecOverride(obj.override),
+    'paused': obj.paused,
+    'restoreOnDelete': obj.restoreOnDelete,
+    'scaleTargetRef': toJson_TdSetSpecScaleTargetRef(obj.scaleTargetRef),
+    'schedule': obj.schedule?.map(y => toJson_TdSetSpecSchedule(y)),
     'schedulingConfig': obj.schedulingConfig?.map(y => toJson_TdSetSpecSchedulingConfig(y)),
     'service': toJson_TdSetSpecService(obj.service),
+    'template': obj.template,
     'timeZone': obj.timeZone,
   };
   // filter undefined values
@@ -2054,7 +2118,7 @@ export function toJson_TdSetSpec(obj: TdSetSpec | undefined): Record<string, any
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The one container each replica runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile.
+ * The one container each replica of the Deployment the TDSet owns runs, as the restricted Pod Security Standard asks: not as root, no privilege escalation, no capabilities, the RuntimeDefault seccomp profile. Exactly one of container, template and scaleTargetRef.
  *
  * @schema TdSetSpecContainer
  */
@@ -2107,6 +2171,218 @@ export function toJson_TdSetSpecContainer(obj: TdSetSpecContainer | undefined): 
     'resources': toJson_TdSetSpecContainerResources(obj.resources),
     'runAsGroup': obj.runAsGroup,
     'runAsUser': obj.runAsUser,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A day or range (holidays, freezes) when the replicas are these, whatever the windows say.
+ *
+ * @schema TdSetSpecExceptions
+ */
+export interface TdSetSpecExceptions {
+  /**
+   * A whole day, YYYY-MM-DD in spec.timeZone (a holiday).
+   *
+   * @schema TdSetSpecExceptions#date
+   */
+  readonly date?: string;
+
+  /**
+   * The start of a range, YYYY-MM-DD (its start) or YYYY-MM-DDTHH:MM, in spec.timeZone.
+   *
+   * @schema TdSetSpecExceptions#from
+   */
+  readonly from?: string;
+
+  /**
+   * Replicas all through the exception, whatever the windows say.
+   *
+   * @schema TdSetSpecExceptions#replicas
+   */
+  readonly replicas: number;
+
+  /**
+   * The end of a range: YYYY-MM-DD includes that day; YYYY-MM-DDTHH:MM is not included.
+   *
+   * @schema TdSetSpecExceptions#to
+   */
+  readonly to?: string;
+}
+
+/**
+ * Converts an object of type 'TdSetSpecExceptions' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecExceptions(obj: TdSetSpecExceptions | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'date': obj.date,
+    'from': obj.from,
+    'replicas': obj.replicas,
+    'to': obj.to,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing.
+ *
+ * @schema TdSetSpecHorizontalPodAutoscaler
+ */
+export interface TdSetSpecHorizontalPodAutoscaler {
+  /**
+   * The HorizontalPodAutoscaler's name, in the TDSet's namespace.
+   *
+   * @schema TdSetSpecHorizontalPodAutoscaler#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'TdSetSpecHorizontalPodAutoscaler' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecHorizontalPodAutoscaler(obj: TdSetSpecHorizontalPodAutoscaler | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * An on-demand change (waking an environment up): these replicas until then, after which the schedule resumes; an override past its time changes nothing.
+ *
+ * @schema TdSetSpecOverride
+ */
+export interface TdSetSpecOverride {
+  /**
+   * Replicas until the time given, whatever the schedule says.
+   *
+   * @schema TdSetSpecOverride#replicas
+   */
+  readonly replicas: number;
+
+  /**
+   * When the schedule takes over again (RFC 3339), e.g. 2026-11-27T18:00:00Z.
+   *
+   * @schema TdSetSpecOverride#until
+   */
+  readonly until: Date;
+}
+
+/**
+ * Converts an object of type 'TdSetSpecOverride' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecOverride(obj: TdSetSpecOverride | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'replicas': obj.replicas,
+    'until': obj.until?.toISOString(),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A workload the TDSet does not own, in its namespace, scaled through its scale subresource and otherwise never changed. Exactly one of container, template and scaleTargetRef; it cannot change.
+ *
+ * @schema TdSetSpecScaleTargetRef
+ */
+export interface TdSetSpecScaleTargetRef {
+  /**
+   * The workload's API version.
+   *
+   * @schema TdSetSpecScaleTargetRef#apiVersion
+   */
+  readonly apiVersion: TdSetSpecScaleTargetRefApiVersion;
+
+  /**
+   * The workload's kind.
+   *
+   * @schema TdSetSpecScaleTargetRef#kind
+   */
+  readonly kind: TdSetSpecScaleTargetRefKind;
+
+  /**
+   * The workload's name, in the TDSet's namespace.
+   *
+   * @schema TdSetSpecScaleTargetRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'TdSetSpecScaleTargetRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecScaleTargetRef(obj: TdSetSpecScaleTargetRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'apiVersion': obj.apiVersion,
+    'kind': obj.kind,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A window of the week and the replicas it asks for.
+ *
+ * @schema TdSetSpecSchedule
+ */
+export interface TdSetSpecSchedule {
+  /**
+   * The days the window opens on, e.g. [Mon, Tue, Wed, Thu, Fri].
+   *
+   * @schema TdSetSpecSchedule#days
+   */
+  readonly days: TdSetSpecScheduleDays[];
+
+  /**
+   * When the window closes, HH:MM: not included. An end not after the start runs past midnight into the next day (Fri 22:00-02:00 closes on Saturday); equal to the start, the window lasts a whole day.
+   *
+   * @schema TdSetSpecSchedule#end
+   */
+  readonly end: string;
+
+  /**
+   * Replicas while the window is open; 0 is allowed.
+   *
+   * @schema TdSetSpecSchedule#replicas
+   */
+  readonly replicas: number;
+
+  /**
+   * When the window opens, HH:MM in spec.timeZone.
+   *
+   * @schema TdSetSpecSchedule#start
+   */
+  readonly start: string;
+}
+
+/**
+ * Converts an object of type 'TdSetSpecSchedule' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_TdSetSpecSchedule(obj: TdSetSpecSchedule | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'days': obj.days?.map(y => y),
+    'end': obj.end,
+    'replicas': obj.replicas,
+    'start': obj.start,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -2220,6 +2496,52 @@ export function toJson_TdSetSpecContainerResources(obj: TdSetSpecContainerResour
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The workload's API version.
+ *
+ * @schema TdSetSpecScaleTargetRefApiVersion
+ */
+export enum TdSetSpecScaleTargetRefApiVersion {
+  /** apps/v1 */
+  APPS_FORWARD_SLASH_V1 = "apps/v1",
+}
+
+/**
+ * The workload's kind.
+ *
+ * @schema TdSetSpecScaleTargetRefKind
+ */
+export enum TdSetSpecScaleTargetRefKind {
+  /** Deployment */
+  DEPLOYMENT = "Deployment",
+  /** StatefulSet */
+  STATEFUL_SET = "StatefulSet",
+  /** ReplicaSet */
+  REPLICA_SET = "ReplicaSet",
+}
+
+/**
+ * A day of the week.
+ *
+ * @schema TdSetSpecScheduleDays
+ */
+export enum TdSetSpecScheduleDays {
+  /** Sun */
+  SUN = "Sun",
+  /** Mon */
+  MON = "Mon",
+  /** Tue */
+  TUE = "Tue",
+  /** Wed */
+  WED = "Wed",
+  /** Thu */
+  THU = "Thu",
+  /** Fri */
+  FRI = "Fri",
+  /** Sat */
+  SAT = "Sat",
+}
 
 /**
  * A quantity, e.g. 100m or 128Mi.

@@ -142,6 +142,19 @@ describe('requester authorization at admission', () => {
     await admitted('tls-user', withCertificate);
   });
 
+  it('admits a TDSet on a workload it does not own only from a user who may scale that workload, by name', async () => {
+    const scaled = (kind: string, name: string) => ({ kind: 'TDSet', metadata: { name: `${kind.toLowerCase()}-${name}` }, spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind, name }, restoreOnDelete: false,
+      schedule: [{ days: ['Mon'], start: '07:00', end: '19:00', replicas: 2 }] } });
+    await grant('scaler', [own('tdsets')]);
+    await refused('scaler', scaled('Deployment', 'shop'), 'it needs patch on deployments.apps/scale named shop');
+    await grant('scaler', [own('tdsets'), right('deployments/scale', 'patch', 'apps', ['shop'])]);
+    // Scaling needs no right to create Deployments; another workload's scale is not granted by that one's.
+    await admitted('scaler', scaled('Deployment', 'shop'));
+    await refused('scaler', scaled('Deployment', 'cart'), 'named cart');
+    await refused('scaler', scaled('StatefulSet', 'shop'), 'it needs patch on statefulsets.apps/scale named shop');
+  });
+
   it('checks an annotation that asks a PostgresCluster to act as it checks a spec change; taking it off, not', async () => {
     const annotate = (user: string, annotation: string) => cluster.kubectl(['annotate', '--as', user, '--overwrite', '-n',
       namespace, 'postgresclusters.keelson.dev/db', annotation], { allowFailure: true });

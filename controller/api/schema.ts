@@ -110,7 +110,9 @@ export function object<F extends Fields, O extends Common<Partial<ObjectOf<F>>> 
   fields: F, options: O): ObjectNode<ObjectOf<F>, Req<O>> {
   const required = Object.entries(fields).filter(([, f]) => f.required).map(([name]) => name);
   const properties = Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.openApi]));
-  const base = node<ObjectOf<F>, Req<O>>({ type: 'object', properties, ...(required.length ? { required } : {}),
+  // No empty properties: the apiserver drops them, and an apply of the CRD by another manager then conflicts.
+  const base = node<ObjectOf<F>, Req<O>>({ type: 'object', ...(Object.keys(properties).length ? { properties } : {}),
+    ...(required.length ? { required } : {}),
     ...(options.preserveUnknownFields ? { 'x-kubernetes-preserve-unknown-fields': true } : {}) }, options);
   return { ...base, fields };
 }

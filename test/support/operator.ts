@@ -1,13 +1,17 @@
 // The real controller (build/controller/main.js) as the install runs it: a KeelsonInstall synthesized for one test
 // namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
 // Deployment's args; the process authenticates with that ServiceAccount's token.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { App, Chart, Testing } from 'cdk8s';
 import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/install.ts';
 import { operatorNames } from '../../controller/operators/catalog.ts';
 import { clusterScopedRoleName } from '../../charts/operator-install.ts';
 import type { LocalCluster } from '../../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
+import { freshNamespace } from './cluster.ts';
 import { repoRoot } from '../../cluster/paths.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
@@ -79,4 +83,29 @@ Promise<ControllerProcess> {
 export async function installCrds(cluster: LocalCluster): Promise<void> {
   await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml')]);
   await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', 'app.kubernetes.io/part-of=keelson']);
+}
+
+/**
+ * A test file's operator: run as its install's ServiceAccount over a fresh namespace of its own (prepared first, as
+ * `prepare` says), from the file's `before` to its `after`.
+ */
+export function operatorInFreshNamespace(cluster: LocalCluster, prefix: string, operators: string[],
+  { prepare }: { prepare?: (namespace: string) => Promise<void> } = {}): { namespace: string; controller: ControllerProcess } {
+  const run = {} as { namespace: string; controller: ControllerProcess };
+  let scratch: string | undefined;
+  let cleanup = async () => {};
+  before(async () => {
+    const fresh = await freshNamespace(cluster, prefix);
+    [run.namespace, cleanup] = [fresh.name, fresh.cleanup];
+    await prepare?.(fresh.name);
+    scratch = await mkdtemp(join(tmpdir(), `keelson-${prefix}-`));
+    await installCrds(cluster);
+    run.controller = await startOperator(cluster, fresh.name, operators, scratch);
+  });
+  after(async () => {
+    await run.controller?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+    await cleanup();
+  });
+  return run;
 }

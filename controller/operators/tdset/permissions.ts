@@ -4,6 +4,18 @@ export const permissions: Permission[] = [
   ...ownKind('tdsets', { ownsObjects: true }),
   { group: 'apps', resource: 'deployments', verbs: ['get', 'list', 'watch', 'create', 'patch'],
     reason: 'run the scheduled Deployment (server-side apply, which creates it); read one the cache does not hold' },
+  { group: 'keelson.dev', resource: 'tdsets', verbs: ['patch'],
+    reason: 'add and remove the finalizer that gives a scaleTargetRef back its replicas when its TDSet is deleted' },
+  { group: 'apps', resource: 'statefulsets', verbs: ['get'], reason: 'see whether something controls a StatefulSet a ' +
+    'scaleTargetRef names, before scaling it' },
+  { group: 'apps', resource: 'replicasets', verbs: ['get'], reason: 'see whether a Deployment controls a ReplicaSet a ' +
+    'scaleTargetRef names, before scaling it' },
+  ...['deployments', 'statefulsets', 'replicasets'].map((resource): Permission => ({ group: 'apps',
+    resource: `${resource}/scale`, verbs: ['get', 'patch'],
+    reason: 'scale the workload a scaleTargetRef names, through its scale subresource and nothing else' })),
+  { group: 'autoscaling', resource: 'horizontalpodautoscalers', verbs: ['list', 'watch', 'patch'],
+    reason: 'see an autoscaler on a scaleTargetRef, to leave it the replicas, and set the minReplicas of the one ' +
+      'spec.horizontalPodAutoscaler names' },
   { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'expose the container when spec.service is set, and remove the Service when it is not' },
 ];

@@ -9,8 +9,13 @@ import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
 import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import { apiVersionOfKind } from '../../api/kind.ts';
 import { permissions } from './permissions.ts';
-import { desiredAt, nextTransition, requeueDelay, scheduleProblems, type Desired } from './schedule.ts';
+import { hardenedTemplate } from './template.ts';
+import { autoscalerType, autoscalerView, TargetScaler } from './target-scaler.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { targetName } from './target.ts';
+import { desiredAt, nextTransition, requeueDelay, scheduleOf, scheduleProblems, type Desired } from './schedule.ts';
 import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
 
 interface Deployment extends KubeObject {
@@ -19,6 +24,9 @@ interface Deployment extends KubeObject {
 }
 
 const tdsetType = kindType(TDSet);
+/** The status fields that record what the TDSet did to a target. */
+const targetRecordFields = ['originalReplicas', 'appliedReplicas', 'appliedWindow', 'originalMinReplicas',
+  'appliedMinReplicas', 'lastScaleTime', 'lastScaleReason'];
 const managedBy = 'app.kubernetes.io/managed-by';
 /**
  * The cache holds only the Deployments and Services Keelson labelled, and of them what the reconcile compares: a
@@ -45,14 +53,14 @@ export function deploymentFor(tdset: TDSetResource & Owner, spec: TDSetSpec, rep
     spec: {
       replicas,
       selector: { matchLabels: selector },
-      template: {
+      template: spec.template ? hardenedTemplate(spec.template, labels) : {
         metadata: { labels },
         spec: { securityContext: { ...restrictedPodSecurity,
-          ...spec.container.runAsUser ? { runAsUser: spec.container.runAsUser } : {},
-          ...spec.container.runAsGroup ? { runAsGroup: spec.container.runAsGroup } : {} },
-        containers: [{ name: 'app', image: spec.container.image,
-          ports: [{ name: 'http', containerPort: spec.container.port, protocol: 'TCP' }],
-          securityContext: restrictedContainerSecurity, resources: spec.container.resources ?? smallContainerResources }] },
+          ...spec.container!.runAsUser ? { runAsUser: spec.container!.runAsUser } : {},
+          ...spec.container!.runAsGroup ? { runAsGroup: spec.container!.runAsGroup } : {} },
+        containers: [{ name: 'app', image: spec.container!.image,
+          ports: [{ name: 'http', containerPort: spec.container!.port, protocol: 'TCP' }],
+          securityContext: restrictedContainerSecurity, resources: spec.container!.resources ?? smallContainerResources }] },
       },
     } as Deployment['spec'],
   };
@@ -76,30 +84,45 @@ class TDSetReconciler {
   private readonly deployments;
   private readonly services;
 
+  private readonly targets;
+
   constructor(private readonly ctx: OperatorContext) {
     this.tdsets = ctx.cache.informer<TDSetResource>(tdsetType, ctx.namespace, ctx.client);
+    this.targets = new TargetScaler(ctx, this.tdsets);
     this.deployments = ctx.cache.informer<Deployment>(types.deployments, ctx.namespace, ctx.client, deploymentView);
     this.services = ctx.cache.informer<KubeObject>(types.services, ctx.namespace, ctx.client, serviceView);
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
+    const going = this.tdsets.get(keyOf(request));
+    if (going?.metadata.deletionTimestamp) {
+      return this.targets.release({ ...going, apiVersion: apiVersionOfKind(TDSet), kind: TDSet.kind } as TDSetResource & Owner);
+    }
     const primary = readPrimary(this.tdsets, request, TDSet);
     if (!primary) return;
     const { object: tdset, spec } = primary;
     const generation = tdset.metadata.generation;
-    const problems = [...primary.problems,
-      ...scheduleProblems({ windows: spec.schedulingConfig, defaultReplica: spec.defaultReplica, timeZone: spec.timeZone })];
+    const schedule = scheduleOf(spec);
+    const problems = [...primary.problems, ...scheduleProblems(schedule),
+      ...(spec.template && !(spec.template as { spec?: { containers?: unknown[] } }).spec?.containers?.length
+        ? ['spec.template.spec.containers: a pod template needs a container'] : [])];
     if (problems.length) {
       await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'InvalidSpec', observedGeneration: generation,
         message: `${problems.join('; ')}; nothing was changed` } }, {});
       return;
     }
 
-    const schedule = { windows: spec.schedulingConfig, defaultReplica: spec.defaultReplica, timeZone: spec.timeZone };
     const desired = desiredAt(schedule, now);
     const next = nextTransition(schedule, now);
-    const scheduled = { desiredReplicas: desired.replicas, activeWindow: desired.window,
+    const scheduled = { target: targetName(spec.scaleTargetRef ?? { kind: 'Deployment', name: tdset.metadata.name }),
+      desiredReplicas: desired.replicas, activeWindow: desired.window,
       ...(next ? { nextTransitionTime: timestamp(next) } : {}) };
+    if (spec.scaleTargetRef) {
+      const outcome = await this.targets.follow(tdset, spec, desired, next, log);
+      if (outcome) await this.report(outcome.updated ?? tdset, { ready: { ...outcome.ready, observedGeneration: generation } },
+        { ...scheduled, ...outcome.status });
+      return outcome ? this.requeue(spec, next, now, outcome.requeueAfterMs) : undefined;
+    }
 
     const name = tdset.metadata.name;
     const current = this.deployments.get(keyOf(request)) ??
@@ -115,6 +138,13 @@ class TDSetReconciler {
       return this.requeue(spec, next, now);
     }
 
+    if (spec.paused) {
+      const paused = { type: 'Progressing', status: 'False', reason: 'Paused', observedGeneration: generation,
+        message: `spec.paused: nothing is scaled; the schedule asks for ${desired.replicas} (${desired.window})` } as const;
+      await this.report(tdset, current ? { ...this.rollout(current, { replicas: current.spec?.replicas ?? 0, window: '' },
+        generation), progressing: paused } : { ready: { ...paused, type: 'Ready' }, progressing: paused }, scheduled);
+      return this.requeue(spec, next, now);
+    }
     const applied = await this.createOrApply(types.deployments, deploymentFor(tdset, spec, desired.replicas), current);
     // Made by someone else since the GET: the next pass reads it and reports it not owned.
     if (!applied) return { requeueAfterMs: 1_000 };
@@ -183,18 +213,24 @@ class TDSetReconciler {
     const previous = tdset.status ?? {};
     let conditions = setCondition(previous.conditions as Condition[] | undefined, outcome.ready);
     if (outcome.progressing) conditions = setCondition(conditions, outcome.progressing);
-    const status = { ...scheduled, observedGeneration: tdset.metadata.generation, conditions };
+    // What was recorded of a target (what to give back above all) stays whatever this pass reports.
+    const recorded = Object.fromEntries(Object.entries(previous).filter(([field]) => targetRecordFields.includes(field)));
+    const status = { ...recorded, ...scheduled, observedGeneration: tdset.metadata.generation, conditions };
     const wasReady = findCondition(previous.conditions as Condition[] | undefined, 'Ready');
-    const becameInvalid = outcome.ready.status === 'False' && outcome.ready.reason !== 'Unavailable' &&
+    const becameInvalid = outcome.ready.status === 'False' && !['Unavailable', 'Paused'].includes(outcome.ready.reason) &&
       (wasReady?.reason !== outcome.ready.reason || wasReady?.message !== outcome.ready.message);
     if ((await writeStatus(this.ctx.client, tdsetType, tdset, status)).written && becameInvalid) {
       await this.ctx.events.record(tdset as TDSetResource & Owner, 'Warning', outcome.ready.reason, outcome.ready.message);
     }
   }
 
-  private requeue(spec: TDSetSpec, next: Date | undefined, now: Date): ReconcileResult {
-    const delay = requeueDelay(next, spec.intervalMint, now);
-    return delay === undefined ? undefined : { requeueAfterMs: delay };
+  autoscalerConcerns(object: KubeObject): Request[] {
+    return this.targets.concerned(object);
+  }
+
+  private requeue(spec: TDSetSpec, next: Date | undefined, now: Date, sooner = Infinity): ReconcileResult {
+    const delay = Math.min(requeueDelay(next, spec.intervalMint, now) ?? Infinity, sooner);
+    return Number.isFinite(delay) ? { requeueAfterMs: delay } : undefined;
   }
 }
 
@@ -207,6 +243,10 @@ export const tdsetOperator: Operator = {
       name: 'tdset',
       for: tdsetType,
       owns: [{ type: types.deployments, view: deploymentView }, { type: types.services, view: serviceView }],
+      // An autoscaler's spec or owner changed: the TDSets on the workload it scales (not its status, every 15 s).
+      watches: [{ type: autoscalerType, view: autoscalerView, map: (o) => reconciler.autoscalerConcerns(o),
+        updateMatters: (old, updated) => !isDeepStrictEqual([old.spec, old.metadata.ownerReferences],
+          [updated.spec, updated.metadata.ownerReferences]) }],
       workers: 2,
       reconcile: (request, context) => reconciler.reconcile(request, context),
     });

@@ -1,106 +1,173 @@
-// Which window is open at a given instant, in a given time zone, and when that next changes.
-// Hours are local to the zone; a window covers [startTime, endTime), wraps past midnight when startTime > endTime,
-// and endTime 0 means midnight, so every hour (23 too) can be scheduled.
+// Which replicas a TDSet's schedule asks for at an instant, and when that next changes. Times are on the wall clock
+// of the schedule's zone. A window opens on each of its days at the first instant the clock shows its start, and
+// closes at the first instant it shows its end: the next day when the end is not after the start. So a start the
+// clock skips in spring opens the window when the clock jumps past it, and no window opens twice in a repeated
+// hour in autumn. Exceptions (holidays, freezes) come before windows, an override before both.
+import { dayMs, dayOf, minuteOf, weekdayOf, ZoneClock, type LocalTime } from './clock.ts';
+import type { TDSetSpec } from './schema.ts';
+
+export const dayNames = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
+export type Day = (typeof dayNames)[number];
 
 export interface Window {
-  startTime: number;
-  endTime: number;
-  replica: number;
+  /** Weekdays, 0 for Sunday. */
+  days: readonly number[];
+  /** Minutes of the day; the window runs past midnight when end is not after start. */
+  start: number;
+  end: number;
+  replicas: number;
+  /** As status shows it: "9-17" for an hourly window, "Mon-Fri 07:30-19:00" for one of spec.schedule. */
+  name: string;
+  /** Where the spec says it, for errors. */
+  path: string;
+}
+
+export interface Exception {
+  from: LocalTime;
+  /** Not included. */
+  to: LocalTime;
+  replicas: number;
+  name: string;
+  path: string;
 }
 
 export interface Schedule {
   windows: readonly Window[];
-  defaultReplica: number;
+  exceptions?: readonly Exception[];
+  defaultReplicas: number;
   timeZone: string;
+  /** Replicas asked for until an instant (ms), whatever the schedule says. */
+  override?: { replicas: number; until: number };
 }
 
 export interface Desired {
   replicas: number;
-  /** The window in force as "start-end", or "default". */
+  /** What is in force: a window's name, "exception <date>", "override", or "default". */
   window: string;
 }
 
-export const windowName = (w: Window): string => `${w.startTime}-${w.endTime}`;
-
-/** The hours a window covers. */
-export function hoursOf(w: Window): number[] {
-  const hours: number[] = [];
-  for (let h = w.startTime; h !== w.endTime; h = (h + 1) % 24) hours.push(h);
-  return hours;
-}
-
-// Made once per zone, since making one took 12% of Keelson's CPU in a burst (bench/results/before-after). Only known
-// zones are kept: an unknown one throws before it is stored.
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function hourFormat(timeZone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', hourCycle: 'h23' });
-    formatters.set(timeZone, format);
+/** Days as people write them: runs of three or more joined (Mon-Fri), the rest listed (Sat,Sun). */
+export function daysName(days: readonly number[]): string {
+  const sorted = [...new Set(days)].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+  const runs: number[][] = [];
+  for (const day of sorted) {
+    const run = runs.at(-1);
+    if (run && (run.at(-1)! + 1) % 7 === day) run.push(day);
+    else runs.push([day]);
   }
-  return format;
+  return runs.flatMap((run) => run.length >= 3 ? [`${dayNames[run[0]!]}-${dayNames[run.at(-1)!]}`]
+    : run.map((day) => dayNames[day]!)).join(',');
 }
 
-/** Why the schedule cannot be followed (overlapping windows, an unknown zone), or an empty list. */
+/** A local date (YYYY-MM-DD: its start; or its end, for the end of a range) or date and time (YYYY-MM-DDTHH:MM). */
+const localOf = (value: string, end: boolean): LocalTime => value.length === 10
+  ? { day: dayOf(value) + (end ? 1 : 0), minute: 0 } : { day: dayOf(value), minute: minuteOf(value.slice(11)) };
+
+/** The schedule a TDSet's spec describes, with the seed's hourly windows or spec.schedule. */
+export function scheduleOf(spec: Pick<TDSetSpec, 'schedulingConfig' | 'schedule' | 'exceptions' | 'defaultReplica' |
+  'timeZone' | 'override'>): Schedule {
+  const everyDay = [0, 1, 2, 3, 4, 5, 6];
+  const windows: Window[] = spec.schedule
+    ? spec.schedule.map((w, i) => ({ days: w.days.map((d) => dayNames.indexOf(d)), start: minuteOf(w.start),
+      end: minuteOf(w.end), replicas: w.replicas, path: `spec.schedule[${i}]`,
+      name: `${daysName(w.days.map((d) => dayNames.indexOf(d)))} ${w.start}-${w.end}` }))
+    : (spec.schedulingConfig ?? []).map((w, i) => ({ days: everyDay, start: w.startTime * 60, end: w.endTime * 60,
+      replicas: w.replica, name: `${w.startTime}-${w.endTime}`, path: `spec.schedulingConfig[${i}]` }));
+  const exceptions = (spec.exceptions ?? []).map((e, i) => {
+    const [from, to] = e.date ? [e.date, e.date] : [e.from ?? '', e.to ?? ''];
+    return { from: localOf(from, false), to: localOf(to, true), replicas: e.replicas, path: `spec.exceptions[${i}]`,
+      name: `exception ${e.date ?? `${from}/${to}`}` };
+  });
+  const until = spec.override ? Date.parse(spec.override.until) : NaN;
+  return { windows, exceptions, defaultReplicas: spec.defaultReplica, timeZone: spec.timeZone,
+    ...(spec.override && !Number.isNaN(until) ? { override: { replicas: spec.override.replicas, until } } : {}) };
+}
+
+/** Why the schedule cannot be followed (an unknown zone, overlapping windows, a date that is none), or nothing. */
 export function scheduleProblems(schedule: Schedule): string[] {
   const problems: string[] = [];
   try {
-    hourFormat(schedule.timeZone);
+    ZoneClock.of(schedule.timeZone);
   } catch {
     problems.push(`spec.timeZone: "${schedule.timeZone}" is not a known IANA time zone`);
   }
-  const owner = new Map<number, Window>();
-  for (const [i, w] of schedule.windows.entries()) {
-    if (w.startTime === w.endTime) {
-      problems.push(`spec.schedulingConfig[${i}]: window ${windowName(w)} has zero length`);
-      continue;
-    }
-    const clash = hoursOf(w).map((h) => owner.get(h)).find((other) => other !== undefined);
+  // Each minute of the week, and the window that has it.
+  const owner = new Array<Window | undefined>(7 * 1440);
+  for (const w of schedule.windows) {
+    const length = w.end > w.start ? w.end - w.start : 1440 - w.start + w.end;
+    const minutes = w.days.flatMap((day) => Array.from({ length }, (_, i) => (day * 1440 + w.start + i) % (7 * 1440)));
+    const clash = minutes.map((m) => owner[m]).find((other) => other !== undefined && other !== w);
     if (clash) {
-      problems.push(`spec.schedulingConfig[${i}]: window ${windowName(w)} overlaps window ${windowName(clash)}`);
+      problems.push(`${w.path}: window ${w.name} overlaps window ${clash.name}`);
       continue;
     }
-    for (const h of hoursOf(w)) owner.set(h, w);
+    for (const m of minutes) owner[m] = w;
+  }
+  for (const e of schedule.exceptions ?? []) {
+    const real = [e.from, e.to].every((t) => Number.isFinite(t.day) && Number.isFinite(t.minute));
+    if (!real) problems.push(`${e.path}: not a date of the calendar`);
+    else if (e.to.day * 1440 + e.to.minute <= e.from.day * 1440 + e.from.minute) problems.push(`${e.path}: ends before it begins`);
   }
   return problems;
 }
 
-/** The hour (0-23) on the wall clock of `timeZone` at `instant`. */
-export function localHour(instant: Date, timeZone: string): number {
-  return Number(hourFormat(timeZone).format(instant));
+interface Span {
+  from: number;
+  to: number;
+  replicas: number;
+  name: string;
+}
+
+/** The exceptions, and the windows' openings from two days before `instant` to eight after, as instants. */
+function spans(schedule: Schedule, instant: number): { exceptions: Span[]; windows: Span[] } {
+  const clock = ZoneClock.of(schedule.timeZone);
+  const today = clock.localAt(instant).day;
+  const windows: Span[] = [];
+  for (let day = today - 2; day <= today + 8; day++) {
+    for (const w of schedule.windows.filter((w) => w.days.includes(weekdayOf(day)))) {
+      const from = clock.instantOf({ day, minute: w.start });
+      const to = clock.instantOf({ day: w.end > w.start ? day : day + 1, minute: w.end });
+      if (to > from) windows.push({ from, to, replicas: w.replicas, name: w.name });
+    }
+  }
+  const exceptions = (schedule.exceptions ?? []).map((e) => ({ from: clock.instantOf(e.from), to: clock.instantOf(e.to),
+    replicas: e.replicas, name: e.name }));
+  return { exceptions, windows };
+}
+
+function desiredFrom(schedule: Schedule, { exceptions, windows }: ReturnType<typeof spans>, instant: number): Desired {
+  if (schedule.override && instant < schedule.override.until) return { replicas: schedule.override.replicas, window: 'override' };
+  // Exceptions in the order the spec lists them: the first wins where they overlap.
+  const open = exceptions.find((s) => s.from <= instant && instant < s.to) ?? windows.find((s) => s.from <= instant && instant < s.to);
+  return open ? { replicas: open.replicas, window: open.name } : { replicas: schedule.defaultReplicas, window: 'default' };
 }
 
 export function desiredAt(schedule: Schedule, instant: Date): Desired {
-  const hour = localHour(instant, schedule.timeZone);
-  const open = schedule.windows.find((w) => hoursOf(w).includes(hour));
-  return open ? { replicas: open.replica, window: windowName(open) } : { replicas: schedule.defaultReplica, window: 'default' };
+  return desiredFrom(schedule, spans(schedule, instant.getTime()), instant.getTime());
 }
 
-const quarterHour = 15 * 60_000;
-
-/**
- * The first instant after `instant` at which the window in force changes, or undefined if it never does. Zone
- * offsets, and the daylight-saving shifts between them, fall on whole quarter hours of UTC, so local hours can
- * only turn at those instants.
- */
+/** The first instant after `instant` at which what is in force changes, or undefined if it never does. */
 export function nextTransition(schedule: Schedule, instant: Date): Date | undefined {
-  const now = desiredAt(schedule, instant).window;
-  const first = Math.floor(instant.getTime() / quarterHour) * quarterHour + quarterHour;
-  for (let t = first; t <= instant.getTime() + 49 * 3_600_000; t += quarterHour) {
-    const at = new Date(t);
-    if (desiredAt(schedule, at).window !== now) return at;
-  }
-  return undefined;
+  const now = instant.getTime();
+  const all = spans(schedule, now);
+  const current = desiredFrom(schedule, all, now);
+  const boundaries = [...all.exceptions, ...all.windows].flatMap((s) => [s.from, s.to])
+    .concat(schedule.override ? [schedule.override.until] : []).filter((b) => b > now).sort((a, b) => a - b);
+  const next = boundaries.find((b) => {
+    const then = desiredFrom(schedule, all, b);
+    return then.window !== current.window || then.replicas !== current.replicas;
+  });
+  return next === undefined ? undefined : new Date(next);
 }
 
 /**
  * How long until the next reconcile: just past the next boundary (so it sees the new window), or sooner when
- * `intervalMinutes` asks; undefined when neither applies.
+ * `intervalMinutes` asks; a day at most (a boundary months away is looked for again); undefined when neither applies.
  */
 export function requeueDelay(next: Date | undefined, intervalMinutes: number | undefined, now: Date): number | undefined {
-  const untilBoundary = next ? next.getTime() - now.getTime() + 50 : Infinity;
+  const untilBoundary = next ? Math.min(next.getTime() - now.getTime() + 50, dayMs) : Infinity;
   const interval = intervalMinutes ? intervalMinutes * 60_000 : Infinity;
   const delay = Math.min(untilBoundary, interval);
   return Number.isFinite(delay) ? delay : undefined;
 }
+

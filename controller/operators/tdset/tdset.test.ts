@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
+import { describe, it } from 'node:test';
+import { testCluster } from '../../../test/support/cluster.ts';
 import { inNamespace } from '../../../test/support/namespace.ts';
-import type { ControllerProcess } from '../../../test/support/controller-process.ts';
-import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { operatorInFreshNamespace } from '../../../test/support/operator.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 
 const cluster = testCluster();
-const { kubectl, json, get, events } = inNamespace(cluster, () => namespace);
-let namespace: string;
-let cleanup: () => Promise<void>;
-let scratch: string;
-let controller: ControllerProcess;
+const run = operatorInFreshNamespace(cluster, 'tdset', ['tdset']);
+const { kubectl, json, get, events } = inNamespace(cluster, () => run.namespace);
 
 // Schedules are built around the current UTC hour, so the window in force is known without faking any clock: the
 // current window spans two hours, so no boundary passes while a test runs unless it starts in the last seconds.
@@ -23,7 +16,7 @@ const open = { startTime: hour, endTime: (hour + 2) % 24 };
 const current = `${open.startTime}-${open.endTime}`;
 
 function tdset(name: string, spec: Record<string, unknown> = {}): string {
-  return JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'TDSet', metadata: { name, namespace },
+  return JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'TDSet', metadata: { name, namespace: run.namespace },
     spec: { container: { image: 'registry.example/hello:1', port: 8000 }, defaultReplica: 1,
       schedulingConfig: [{ ...open, replica: 3 }], ...spec } });
 }
@@ -52,18 +45,6 @@ function event(name: string, reason: string, note: RegExp): Promise<any> {
   });
 }
 
-before(async () => {
-  ({ name: namespace, cleanup } = await freshNamespace(cluster, 'tdset'));
-  scratch = await mkdtemp(join(tmpdir(), 'keelson-tdset-test-'));
-  await installCrds(cluster);
-  controller = await startOperator(cluster, namespace, ['tdset'], scratch);
-});
-after(async () => {
-  await controller.stop();
-  await rm(scratch, { recursive: true, force: true });
-  await cleanup();
-});
-
 describe('TDSet against the real control plane, as its ServiceAccount', () => {
   it('runs the Deployment the current window asks for, and reports it', async () => {
     await cluster.kubectl(['apply', '-f', '-'], { input: tdset('web') });
@@ -84,8 +65,8 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     assert.equal(ready.status.nextTransitionTime, next.toISOString().replace('.000', ''));
     await event('web', 'Created', new RegExp(`^Created Deployment web with 3 replicas: window ${current}$`));
     const columns = (await kubectl('get', 'tds', 'web')).stdout.split('\n');
-    assert.match(columns[0]!, /^NAME\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
-    assert.match(columns[1]!, new RegExp(`^web\\s+3\\s+${current}\\s+${ready.status.nextTransitionTime}\\s+True\\s+`));
+    assert.match(columns[0]!, /^NAME\s+TARGET\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
+    assert.match(columns[1]!, new RegExp(`^web\\s+Deployment/web\\s+3\\s+${current}\\s+${ready.status.nextTransitionTime}\\s+True\\s+`));
   });
 
   it('follows an edited schedule, with an Event saying why it scaled', async () => {
@@ -124,7 +105,7 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     assert.deepEqual(service.spec.ports.map((p: any) => [p.name, p.port, p.targetPort]), [['http', 80, 'http']]);
     assert.deepEqual(service.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web' });
     // Later passes keep it: the same Service, not one deleted and made again.
-    const reconciles = () => controller.metric('controller_runtime_reconcile_total', { controller: 'tdset' });
+    const reconciles = () => run.controller.metric('controller_runtime_reconcile_total', { controller: 'tdset' });
     const before = await reconciles();
     await kubectl('annotate', 'tds', 'web', 'keelson.dev/poke=1');
     await waitFor('another pass', async () => await reconciles() > before || undefined);
@@ -191,20 +172,20 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     const crowd = Array.from({ length: 5000 }, (_, i) => ({ apiVersion: 'apps/v1', kind: 'Deployment',
       metadata: { name: `crowd-${i}`, labels: { app: 'crowd' } }, spec: { replicas: 0, selector: { matchLabels: { app: 'crowd' } },
         template: { metadata: { labels: { app: 'crowd' } }, spec: { containers: [{ name: 'app', image: 'registry.example/crowd:1' }] } } } }));
-    await cluster.kubectl(['create', '-n', namespace, '-f', '-', '-o', 'name'],
+    await cluster.kubectl(['create', '-n', run.namespace, '-f', '-', '-o', 'name'],
       { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crowd }) });
     await cluster.kubectl(['apply', '-f', '-'], { input: tdset('after-crowd') });
     await replicasOf('after-crowd', 3);
     const own = (await json('deployments', '-l', 'app.kubernetes.io/managed-by=keelson')).items.length;
     const all = (await json('deployments')).items.length;
     assert.ok(all >= 5000 + own, `${all} Deployments in the namespace`);
-    const cached = await controller.metric('keelson_cache_objects',
-      { resource: `deployments.apps in ${namespace} (app.kubernetes.io/managed-by=keelson)` });
+    const cached = await run.controller.metric('keelson_cache_objects',
+      { resource: `deployments.apps in ${run.namespace} (app.kubernetes.io/managed-by=keelson)` });
     assert.equal(cached, own);
   });
 
   it('never met a 403', async () => {
-    assert.equal(await controller.metric('keelson_client_requests_total', { code: '403' }), 0);
-    assert.deepEqual(controller.logs.filter((l) => /forbidden/i.test(JSON.stringify(l))), []);
+    assert.equal(await run.controller.metric('keelson_client_requests_total', { code: '403' }), 0);
+    assert.deepEqual(run.controller.logs.filter((l) => /forbidden/i.test(JSON.stringify(l))), []);
   });
 });

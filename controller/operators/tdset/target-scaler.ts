@@ -1,0 +1,234 @@
+// The TDSets that scale a workload they do not own (target.ts decides): the scale subresource read and patched, the
+// replicas found first recorded before anything changes, and given back through a finalizer when the TDSet goes.
+import type { Logger } from 'pino';
+import { withFinalizer } from '../../runtime/finalizer.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { OperatorContext } from '../../runtime/manager.ts';
+import type { Owner } from '../../runtime/objects.ts';
+import { kindType, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
+import type { Request } from '../../runtime/controller.ts';
+import { timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
+import type { Desired } from './schedule.ts';
+import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
+import { autoscaledPlan, autoscalerProblem, decide, restoreTo, scales, scaleTargets, stretchOf, targetName, type Applied,
+  type Autoscaler, type TargetRef } from './target.ts';
+
+const tdsetType = kindType(TDSet);
+export const autoscalerType: ResourceType = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers',
+  kind: 'HorizontalPodAutoscaler', namespaced: true };
+/** What is read of autoscalers: what they scale, between which bounds, and whose they are (metadata). */
+export const autoscalerView = { keep: ['spec.scaleTargetRef', 'spec.minReplicas', 'spec.maxReplicas'] };
+
+interface AutoscalerObject extends KubeObject {
+  spec?: { scaleTargetRef?: Autoscaler['target']; minReplicas?: number; maxReplicas?: number };
+}
+
+const autoscalerOf = (o: AutoscalerObject): Autoscaler => {
+  const owner = o.metadata.ownerReferences?.find((r) => r.controller);
+  return { name: o.metadata.name, target: o.spec?.scaleTargetRef, minReplicas: o.spec?.minReplicas,
+    maxReplicas: o.spec?.maxReplicas ?? 1, ...(owner ? { owner: `${owner.kind}/${owner.name}` } : {}) };
+};
+export const restoreFinalizer = 'keelson.dev/restore-replicas';
+/**
+ * Targets are not watched (the cache holds only Keelson's Deployments): each is read again this often, so status
+ * says within that time when someone else changed its replicas, or when a target missing or taken is there to scale.
+ */
+const targetRetryMs = 30_000;
+
+interface Scale extends KubeObject {
+  spec?: { replicas?: number };
+}
+
+export interface TargetOutcome {
+  ready: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+  status: Partial<TDSetStatus>;
+  requeueAfterMs?: number;
+  /** The TDSet as a status write on the way left it, to write the rest over. */
+  updated?: TDSetResource & Owner;
+}
+
+type TDSet = TDSetResource & Owner;
+
+export class TargetScaler {
+  private readonly autoscalers;
+
+  constructor(private readonly ctx: OperatorContext, private readonly tdsets: Informer<TDSetResource>) {
+    this.autoscalers = ctx.cache.informer<AutoscalerObject>(autoscalerType, ctx.namespace, ctx.client, autoscalerView);
+  }
+
+  /** The TDSets an autoscaler concerns: those scaling what it scales, or naming it. */
+  concerned(object: KubeObject): Request[] {
+    const autoscaler = autoscalerOf(object as AutoscalerObject);
+    return this.tdsets.listNamespace(object.metadata.namespace).filter((t) => t.spec?.scaleTargetRef &&
+      (scales(autoscaler, t.spec.scaleTargetRef) || t.spec.horizontalPodAutoscaler?.name === autoscaler.name))
+      .map((t) => ({ namespace: t.metadata.namespace, name: t.metadata.name }));
+  }
+
+  /** Scales the target as the schedule asks; undefined when only the finalizer was added (that write comes back). */
+  async follow(tdset: TDSet, spec: TDSetSpec, desired: Desired, next: Date | undefined, log: Logger):
+  Promise<TargetOutcome | undefined> {
+    const ref = spec.scaleTargetRef!;
+    const steps = { apply: () => this.scale(tdset, spec, ref, desired, next, log), cleanup: () => this.restore(tdset) };
+    if (spec.restoreOnDelete ?? true) return (await withFinalizer(this.ctx.client, tdsetType, tdset, restoreFinalizer, steps)) ?? undefined;
+    // restoreOnDelete turned off: the finalizer goes, and that write brings the TDSet back to be scaled.
+    if (tdset.metadata.finalizers?.includes(restoreFinalizer)) return void await this.dropFinalizer(tdset);
+    return steps.apply();
+  }
+
+  /** A TDSet being deleted: its target gets back its replicas, if the finalizer says so, and the TDSet goes. */
+  async release(tdset: TDSet): Promise<void> {
+    if (!tdset.metadata.finalizers?.includes(restoreFinalizer)) return;
+    await this.restore(tdset);
+    await this.dropFinalizer(tdset);
+  }
+
+  private async scale(tdset: TDSet, spec: TDSetSpec, ref: TargetRef, desired: Desired, next: Date | undefined,
+    log: Logger): Promise<TargetOutcome> {
+    const target = targetName(ref);
+    const previous: Applied = { originalReplicas: tdset.status?.originalReplicas,
+      appliedReplicas: tdset.status?.appliedReplicas, appliedWindow: tdset.status?.appliedWindow };
+    const kept = { target, ...previous, lastScaleTime: tdset.status?.lastScaleTime,
+      lastScaleReason: tdset.status?.lastScaleReason };
+    const first = this.firstFor(tdset, ref);
+    if (first) {
+      return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetTaken',
+        message: `TDSet ${first} scales ${target} already; this one changes nothing while it does` } };
+    }
+    const type = scaleTargets[ref.kind];
+    const scale = await this.ctx.client.get<Scale>(type, tdset.metadata.namespace, ref.name, 'scale');
+    if (!scale) {
+      return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetNotFound',
+        message: `${target} does not exist in namespace ${tdset.metadata.namespace}; looked for again every ` +
+          `${targetRetryMs / 1000}s` } };
+    }
+    const current = scale.spec?.replicas ?? 0;
+    const stretch = stretchOf(desired, next);
+    const autoscalers = this.autoscalers.listNamespace(tdset.metadata.namespace).map(autoscalerOf);
+    const problem = autoscalerProblem(ref, spec.horizontalPodAutoscaler?.name, autoscalers);
+    if (problem) return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', ...problem } };
+    const autoscaler = autoscalers.find((a) => a.name === spec.horizontalPodAutoscaler?.name);
+    if (autoscaler && !spec.paused) return this.autoscale(tdset, ref, desired, stretch, autoscaler, current, kept, log);
+    const decision = decide(current, desired, stretch, previous, spec.paused);
+    const why = desired.window === 'default' ? 'outside every window' : desired.window;
+    switch (decision.kind) {
+      case 'paused':
+        // Unpaused, the schedule is applied afresh, whatever was set by hand meanwhile (as KEDA resumes).
+        return { requeueAfterMs: targetRetryMs, status: { ...kept, appliedWindow: undefined }, ready: { type: 'Ready', status: 'True', reason: 'Paused',
+          message: `spec.paused: ${target} is left at ${current}; the schedule asks for ${desired.replicas} (${why})` } };
+      case 'changed-elsewhere':
+        return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'True', reason: 'ChangedElsewhere',
+          message: `${target} has ${current} replicas, set by someone else since the TDSet set ` +
+            `${previous.appliedReplicas}; it sets ${desired.replicas} again when the schedule next changes` } };
+      case 'as-asked':
+        return { requeueAfterMs: targetRetryMs, status: { ...kept, originalReplicas: previous.originalReplicas ?? current,
+          appliedReplicas: current,
+          appliedWindow: stretch }, ready: { type: 'Ready', status: 'True', reason: 'Scaled',
+          message: `${target} has ${current} replicas, as the schedule asks (${why})` } };
+      case 'scale': {
+        const controller = await this.controllerOf(ref, tdset.metadata.namespace);
+        if (controller) {
+          return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False',
+            reason: 'TargetControlled', message: `${target} is controlled by ${controller}, which would undo any scale: ` +
+              'name that instead' } };
+        }
+        // Recorded before the first change, so that a crash after it cannot lose what to give back.
+        const updated = previous.originalReplicas === undefined ? { ...tdset, ...(await writeStatus(this.ctx.client,
+          tdsetType, tdset, { ...tdset.status, target, originalReplicas: current })).object } : undefined;
+        await this.ctx.client.patch(type, tdset.metadata.namespace, ref.name, { spec: { replicas: decision.to } }, 'merge',
+          'scale');
+        await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
+          `replicas: ${why}`);
+        log.info({ target, from: decision.from, to: decision.to, window: desired.window }, 'scaled');
+        return { updated, requeueAfterMs: targetRetryMs, status: { target, originalReplicas: previous.originalReplicas ?? current,
+          appliedReplicas: decision.to,
+          appliedWindow: stretch, lastScaleTime: timestamp(new Date()), lastScaleReason: why },
+        ready: { type: 'Ready', status: 'True', reason: 'Scaled',
+          message: `${target} scaled from ${decision.from} to ${decision.to} replicas (${why})` } };
+      }
+    }
+  }
+
+  /** With an autoscaler on the target: its minReplicas follow the schedule, and the replicas are its own but at 0. */
+  private async autoscale(tdset: TDSet, ref: TargetRef, desired: Desired, stretch: string, autoscaler: Autoscaler,
+    current: number, kept: Partial<TDSetStatus>, log: Logger): Promise<TargetOutcome> {
+    const target = targetName(ref);
+    const ns = tdset.metadata.namespace;
+    const plan = autoscaledPlan(desired.replicas, current, autoscaler);
+    const why = desired.window === 'default' ? 'outside every window' : desired.window;
+    const originals = { originalReplicas: kept.originalReplicas ?? current,
+      originalMinReplicas: tdset.status?.originalMinReplicas ?? autoscaler.minReplicas ?? 1 };
+    let updated: TDSet | undefined;
+    const changes: string[] = [];
+    if (plan.minReplicas !== undefined || plan.scaleTo !== undefined) {
+      // What to give back, recorded before anything changes.
+      if (kept.originalReplicas === undefined || tdset.status?.originalMinReplicas === undefined) {
+        updated = { ...tdset, ...(await writeStatus(this.ctx.client, tdsetType, tdset, { ...tdset.status, target,
+          ...originals })).object };
+      }
+      if (plan.minReplicas !== undefined) {
+        await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
+        changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas from ${autoscaler.minReplicas ?? 1} ` +
+          `to ${plan.minReplicas}`);
+      }
+      if (plan.scaleTo !== undefined) {
+        await this.ctx.client.patch(scaleTargets[ref.kind], ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
+        changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
+      }
+      const note = `${changes.join(', and ')}: ${why}`;
+      await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
+      log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
+    }
+    const minReplicas = plan.minReplicas ?? autoscaler.minReplicas ?? 1;
+    return { updated, requeueAfterMs: targetRetryMs, status: { ...kept, ...originals, appliedMinReplicas: minReplicas,
+      appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch,
+      ...(changes.length ? { lastScaleTime: timestamp(new Date()), lastScaleReason: why } : {}) },
+    ready: { type: 'Ready', status: 'True', reason: 'Autoscaled', message: desired.replicas === 0
+      ? `${target} is at 0 replicas, where HorizontalPodAutoscaler ${autoscaler.name} stops (${why})`
+      : `HorizontalPodAutoscaler ${autoscaler.name} keeps ${target} at ${minReplicas} replicas or more (${why})` } };
+  }
+
+  /** What controls the target (a Deployment its ReplicaSet, a TDSet its Deployment), if anything does. */
+  private async controllerOf(ref: TargetRef, namespace: string): Promise<string | undefined> {
+    const workload = await this.ctx.client.get<KubeObject>(scaleTargets[ref.kind], namespace, ref.name);
+    const owner = workload?.metadata.ownerReferences?.find((r) => r.controller);
+    return owner && `${owner.kind}/${owner.name}`;
+  }
+
+  /** The oldest other live TDSet in the namespace scaling the same workload, if one is older than this one. */
+  private firstFor(tdset: TDSet, ref: TargetRef): string | undefined {
+    const rank = (t: TDSetResource) => `${t.metadata.creationTimestamp ?? ''} ${t.metadata.name}`;
+    return this.tdsets.listNamespace(tdset.metadata.namespace).filter((other) => !other.metadata.deletionTimestamp &&
+      other.metadata.name !== tdset.metadata.name && other.spec?.scaleTargetRef?.kind === ref.kind &&
+      other.spec.scaleTargetRef.name === ref.name && rank(other) < rank(tdset))
+      .sort((a, b) => rank(a).localeCompare(rank(b)))[0]?.metadata.name;
+  }
+
+  private async restore(tdset: TDSet): Promise<void> {
+    const ref = tdset.spec?.scaleTargetRef;
+    if (!ref || this.firstFor(tdset, ref)) return;
+    const type = scaleTargets[ref.kind];
+    const named = tdset.spec?.horizontalPodAutoscaler?.name;
+    const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(tdset.metadata.namespace)
+      .map(autoscalerOf).find((a) => a.name === named);
+    const { originalMinReplicas, appliedMinReplicas } = tdset.status ?? {};
+    if (autoscaler && originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
+      appliedMinReplicas !== originalMinReplicas) {
+      await this.ctx.client.patch(autoscalerType, tdset.metadata.namespace, autoscaler.name,
+        { spec: { minReplicas: originalMinReplicas } }, 'merge');
+      await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler.name} back ` +
+        `the minReplicas ${originalMinReplicas} it had before this TDSet set them`);
+    }
+    const scale = await this.ctx.client.get<Scale>(type, tdset.metadata.namespace, ref.name, 'scale');
+    const to = restoreTo(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {});
+    if (to === undefined) return;
+    await this.ctx.client.patch(type, tdset.metadata.namespace, ref.name, { spec: { replicas: to } }, 'merge', 'scale');
+    await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${to} replicas it had ` +
+      'before this TDSet scaled it');
+  }
+
+  private async dropFinalizer(tdset: TDSet): Promise<void> {
+    await this.ctx.client.patch(tdsetType, tdset.metadata.namespace, tdset.metadata.name, { metadata: {
+      finalizers: (tdset.metadata.finalizers ?? []).filter((f) => f !== restoreFinalizer),
+      resourceVersion: tdset.metadata.resourceVersion } }, 'merge');
+  }
+}

@@ -1,0 +1,94 @@
+// A workload the TDSet does not own, scaled through its scale subresource and nothing else. The replicas found before
+// the first scale are recorded in status before it, and given back when the TDSet goes (kube-green's restore, kept
+// where it cannot be garbage-collected first). Replicas someone else sets within a window are theirs until the next
+// window: the TDSet scales at boundaries and when its spec changes, and never fights a person between them.
+import { types, type ResourceType } from '../../runtime/resources.ts';
+import type { Desired } from './schedule.ts';
+import type { TDSetSpec, TDSetStatus } from './schema.ts';
+
+export type TargetRef = NonNullable<TDSetSpec['scaleTargetRef']>;
+
+/** The workloads a TDSet may scale, by kind (apps/v1). */
+export const scaleTargets: Record<TargetRef['kind'], ResourceType> = {
+  Deployment: types.deployments,
+  StatefulSet: { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true },
+  ReplicaSet: { group: 'apps', version: 'v1', resource: 'replicasets', kind: 'ReplicaSet', namespaced: true },
+};
+
+export const targetName = (ref: Pick<TargetRef, 'kind' | 'name'>) => `${ref.kind}/${ref.name}`;
+
+/** What the TDSet last did to its target, as status keeps it. */
+export type Applied = Pick<TDSetStatus, 'originalReplicas' | 'appliedReplicas' | 'appliedWindow'>;
+
+/** The stretch of the schedule a decision is for: the window, its replicas, and when it ends. */
+export const stretchOf = (desired: Desired, next: Date | undefined): string =>
+  `${desired.window}:${desired.replicas}@${next?.toISOString() ?? 'never'}`;
+
+export type Decision =
+  | { kind: 'paused' }
+  /** Someone else set the replicas within this stretch: left as they are. */
+  | { kind: 'changed-elsewhere' }
+  | { kind: 'scale'; from: number; to: number }
+  | { kind: 'as-asked' };
+
+export function decide(current: number, desired: Desired, stretch: string, applied: Applied, paused: boolean): Decision {
+  if (paused) return { kind: 'paused' };
+  if (applied.appliedWindow === stretch && applied.appliedReplicas !== undefined && current !== applied.appliedReplicas) {
+    return { kind: 'changed-elsewhere' };
+  }
+  return current === desired.replicas ? { kind: 'as-asked' } : { kind: 'scale', from: current, to: desired.replicas };
+}
+
+/** The replicas to give back when the TDSet goes, if any: not when someone else changed them since it last did. */
+export function restoreTo(current: number | undefined, applied: Applied): number | undefined {
+  // No appliedReplicas: the first scale was cut short before it was recorded, and what it set is not known.
+  if (current === undefined || applied.originalReplicas === undefined ||
+    (applied.appliedReplicas !== undefined && current !== applied.appliedReplicas)) return undefined;
+  return current === applied.originalReplicas ? undefined : applied.originalReplicas;
+}
+
+/** An autoscaler as the TDSet reads it. */
+export interface Autoscaler {
+  name: string;
+  target?: { apiVersion?: string; kind?: string; name?: string };
+  minReplicas?: number;
+  maxReplicas: number;
+  /** The kind and name of its controller (a KEDA ScaledObject makes one and owns it). */
+  owner?: string;
+}
+
+/** Whether `autoscaler` scales the workload `ref` names. */
+export const scales = (autoscaler: Autoscaler, ref: TargetRef): boolean => autoscaler.target?.kind === ref.kind &&
+  autoscaler.target.name === ref.name && (autoscaler.target.apiVersion ?? '').split('/')[0] === ref.apiVersion.split('/')[0];
+
+/** Why the TDSet must change nothing with these autoscalers on its target, or nothing when it may go on. */
+export function autoscalerProblem(ref: TargetRef, named: string | undefined, autoscalers: readonly Autoscaler[]):
+{ reason: string; message: string } | undefined {
+  const target = targetName(ref);
+  const on = autoscalers.filter((a) => scales(a, ref));
+  const stranger = on.find((a) => a.name !== named);
+  if (stranger) {
+    return stranger.owner?.startsWith('ScaledObject/')
+      ? { reason: 'KedaScaledObject', message: `HorizontalPodAutoscaler ${stranger.name} scales ${target} for KEDA's ` +
+        `${stranger.owner}, which would undo any change to it: give that ScaledObject a cron trigger instead` }
+      : { reason: 'AutoscalerConflict', message: `HorizontalPodAutoscaler ${stranger.name} scales ${target} too: name ` +
+        'it in spec.horizontalPodAutoscaler, and the TDSet sets its minReplicas instead of the replicas' };
+  }
+  if (named === undefined) return undefined;
+  const own = autoscalers.find((a) => a.name === named);
+  if (!own) return { reason: 'AutoscalerNotFound', message: `HorizontalPodAutoscaler ${named} does not exist` };
+  if (!scales(own, ref)) return { reason: 'AutoscalerMismatch', message: `HorizontalPodAutoscaler ${named} does not scale ${target}` };
+  return undefined;
+}
+
+/**
+ * With an autoscaler: its minReplicas follows the schedule (within its maxReplicas) and the replicas are its own,
+ * but at 0, which no autoscaler keeps (it stops while its target has none): the target is scaled to 0, and up again
+ * when a window asks for more.
+ */
+export function autoscaledPlan(desired: number, current: number, autoscaler: Autoscaler):
+{ minReplicas?: number; scaleTo?: number } {
+  if (desired === 0) return current === 0 ? {} : { scaleTo: 0 };
+  const minReplicas = Math.min(desired, autoscaler.maxReplicas);
+  return { ...(autoscaler.minReplicas !== minReplicas ? { minReplicas } : {}), ...(current === 0 ? { scaleTo: minReplicas } : {}) };
+}
