@@ -2013,7 +2013,7 @@ export interface TdSetSpec {
   readonly exceptions?: TdSetSpecExceptions[];
 
   /**
-   * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing.
+   * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
    *
    * @schema TdSetSpec#horizontalPodAutoscaler
    */
@@ -2230,7 +2230,7 @@ export function toJson_TdSetSpecExceptions(obj: TdSetSpecExceptions | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing.
+ * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
  *
  * @schema TdSetSpecHorizontalPodAutoscaler
  */

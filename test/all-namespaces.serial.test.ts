@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { catalog } from '../controller/operators/catalog.ts';
 import { controllerName } from '../charts/install.ts';
+import { clusterScopedRoleName } from '../charts/operator-install.ts';
 import { freshNamespace, testCluster } from './support/cluster.ts';
 import type { ControllerProcess } from './support/controller-process.ts';
 import { installCrds, startOperator } from './support/operator.ts';
@@ -25,7 +26,8 @@ before(async () => {
 });
 after(async () => {
   await controller?.stop();
-  await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', controllerName, '--ignore-not-found']);
+  await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', controllerName, clusterScopedRoleName(controllerName),
+    '--ignore-not-found']);
   await Promise.all(cleanups.map((c) => c()));
   await rm(scratch, { recursive: true, force: true });
 });

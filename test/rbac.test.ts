@@ -43,6 +43,8 @@ async function runSmoke(entry: CatalogEntry, omitRule?: number): Promise<{ failu
     });
     return { failure, forbidden: refused };
   } finally {
+    // Deleted while the controller runs, which takes any finalizer off (or gives up on it, saying why).
+    await cluster.kubectl(['delete', '-n', namespace, 'keelson', '--all', '--timeout=30s'], { allowFailure: true });
     await controller.stop();
   }
 }

@@ -103,6 +103,10 @@ export function operatorInFreshNamespace(cluster: LocalCluster, prefix: string, 
     run.controller = await startOperator(cluster, fresh.name, operators, scratch);
   });
   after(async () => {
+    // While the controller runs, which takes their finalizers off: nothing is left to hold the namespace.
+    if (run.controller) {
+      await cluster.kubectl(['delete', '-n', run.namespace, 'keelson', '--all', '--timeout=60s'], { allowFailure: true });
+    }
     await run.controller?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
     await cleanup();

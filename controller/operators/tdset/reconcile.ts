@@ -25,7 +25,7 @@ interface Deployment extends KubeObject {
 
 const tdsetType = kindType(TDSet);
 /** The status fields that record what the TDSet did to a target. */
-const targetRecordFields = ['originalReplicas', 'appliedReplicas', 'appliedWindow', 'originalMinReplicas',
+const targetRecordFields = ['target', 'originalReplicas', 'appliedReplicas', 'appliedWindow', 'originalMinReplicas',
   'appliedMinReplicas', 'lastScaleTime', 'lastScaleReason'];
 const managedBy = 'app.kubernetes.io/managed-by';
 /**

@@ -131,6 +131,9 @@ describe('TDSet schedule by day and minute', () => {
     assert.equal(desiredAt(late, utc('2026-06-13T00:00:00')).replicas, 0);
     assert.equal(desiredAt(late, utc('2026-06-11T21:00:00')).replicas, 0);
     assert.deepEqual(nextTransition(late, utc('2026-06-13T00:00:00')), utc('2026-06-19T20:00:00'));
+    // Every day, all day: nothing ever changes, and nothing is said to.
+    const always = week([{ days: ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'], start: '00:00', end: '00:00', replicas: 2 }]);
+    assert.equal(nextTransition(always, utc('2026-06-12T10:00:00')), undefined);
     const allDay = week([{ days: ['Sun'], start: '06:00', end: '06:00', replicas: 1 }]);
     assert.equal(desiredAt(allDay, utc('2026-06-15T03:59:00')).replicas, 1);
     assert.equal(desiredAt(allDay, utc('2026-06-15T04:00:00')).replicas, 0);

@@ -118,12 +118,12 @@ interface Span {
   name: string;
 }
 
-/** The exceptions, and the windows' openings from two days before `instant` to eight after, as instants. */
+/** The exceptions, and the windows' openings from two days before `instant` to nine after, as instants. */
 function spans(schedule: Schedule, instant: number): { exceptions: Span[]; windows: Span[] } {
   const clock = ZoneClock.of(schedule.timeZone);
   const today = clock.localAt(instant).day;
   const windows: Span[] = [];
-  for (let day = today - 2; day <= today + 8; day++) {
+  for (let day = today - 2; day <= today + 9; day++) {
     for (const w of schedule.windows.filter((w) => w.days.includes(weekdayOf(day)))) {
       const from = clock.instantOf({ day, minute: w.start });
       const to = clock.instantOf({ day: w.end > w.start ? day : day + 1, minute: w.end });
@@ -151,8 +151,12 @@ export function nextTransition(schedule: Schedule, instant: Date): Date | undefi
   const now = instant.getTime();
   const all = spans(schedule, now);
   const current = desiredFrom(schedule, all, now);
-  const boundaries = [...all.exceptions, ...all.windows].flatMap((s) => [s.from, s.to])
-    .concat(schedule.override ? [schedule.override.until] : []).filter((b) => b > now).sort((a, b) => a - b);
+  // A week repeats: a schedule whose windows change nothing for eight days never does, and the openings computed
+  // end there (the last one's end is no change).
+  const horizon = now + 8 * dayMs;
+  const boundaries = [...all.windows.flatMap((s) => [s.from, s.to]).filter((b) => b < horizon),
+    ...all.exceptions.flatMap((s) => [s.from, s.to]), ...(schedule.override ? [schedule.override.until] : [])]
+    .filter((b) => b > now).sort((a, b) => a - b);
   const next = boundaries.find((b) => {
     const then = desiredFrom(schedule, all, b);
     return then.window !== current.window || then.replicas !== current.replicas;

@@ -94,7 +94,7 @@ export const tdsetSpec = object({
   }, { description: 'With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then ' +
     'sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so ' +
     'the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks ' +
-    'for more. An autoscaler on the target that is not named here makes the TDSet change nothing.' }),
+    'for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.' }),
   restoreOnDelete: boolean({ description: 'With scaleTargetRef: when the TDSet is deleted, the target gets back the ' +
     'replicas it had before the TDSet first scaled it (status.originalReplicas), unless someone else changed them ' +
     'since. Default true.' }),
@@ -149,6 +149,10 @@ export const tdsetSpec = object({
     { rule: 'has(self.scaleTargetRef) == has(oldSelf.scaleTargetRef) && (!has(self.scaleTargetRef) || ' +
       'self.scaleTargetRef == oldSelf.scaleTargetRef)', message: 'spec.scaleTargetRef cannot be set, changed or ' +
       'removed: make a new TDSet', fieldPath: '.scaleTargetRef' },
+    { rule: 'has(self.horizontalPodAutoscaler) == has(oldSelf.horizontalPodAutoscaler) && ' +
+      '(!has(self.horizontalPodAutoscaler) || self.horizontalPodAutoscaler == oldSelf.horizontalPodAutoscaler)',
+    message: 'spec.horizontalPodAutoscaler cannot be set, changed or removed: make a new TDSet',
+    fieldPath: '.horizontalPodAutoscaler' },
   ],
 });
 

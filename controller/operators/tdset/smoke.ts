@@ -29,4 +29,6 @@ export async function tdsetSmoke(cluster: LocalCluster, namespace: string, timeo
       events?.items.some((e: { reason: string }) => e.reason === 'Created') && scaled?.spec.replicas === 2 &&
       scaledTdset?.metadata.finalizers?.includes('keelson.dev/restore-replicas');
   }, { timeoutMs });
+  // Gone while the controller runs, which takes its finalizer off: nothing is left to hold the namespace.
+  await cluster.kubectl(['delete', '-n', namespace, 'tds', 'smoke-scaled', '--timeout=30s']);
 }

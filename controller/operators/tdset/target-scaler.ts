@@ -2,6 +2,7 @@
 // replicas found first recorded before anything changes, and given back through a finalizer when the TDSet goes.
 import type { Logger } from 'pino';
 import { withFinalizer } from '../../runtime/finalizer.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { OperatorContext } from '../../runtime/manager.ts';
 import type { Owner } from '../../runtime/objects.ts';
@@ -10,7 +11,7 @@ import type { Request } from '../../runtime/controller.ts';
 import { timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import type { Desired } from './schedule.ts';
 import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
-import { autoscaledPlan, autoscalerProblem, decide, restoreTo, scales, scaleTargets, stretchOf, targetName, type Applied,
+import { autoscaledPlan, autoscalerProblem, decide, restorePlan, scales, scaleTargets, stretchOf, targetName, type Applied,
   type Autoscaler, type TargetRef } from './target.ts';
 
 const tdsetType = kindType(TDSet);
@@ -85,8 +86,8 @@ export class TargetScaler {
   private async scale(tdset: TDSet, spec: TDSetSpec, ref: TargetRef, desired: Desired, next: Date | undefined,
     log: Logger): Promise<TargetOutcome> {
     const target = targetName(ref);
-    const previous: Applied = { originalReplicas: tdset.status?.originalReplicas,
-      appliedReplicas: tdset.status?.appliedReplicas, appliedWindow: tdset.status?.appliedWindow };
+    const { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas } = tdset.status ?? {};
+    const previous: Applied = { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas };
     const kept = { target, ...previous, lastScaleTime: tdset.status?.lastScaleTime,
       lastScaleReason: tdset.status?.lastScaleReason };
     const first = this.firstFor(tdset, ref);
@@ -126,16 +127,10 @@ export class TargetScaler {
           message: `${target} has ${current} replicas, as the schedule asks (${why})` } };
       case 'scale': {
         const controller = await this.controllerOf(ref, tdset.metadata.namespace);
-        if (controller) {
-          return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False',
-            reason: 'TargetControlled', message: `${target} is controlled by ${controller}, which would undo any scale: ` +
-              'name that instead' } };
-        }
-        // Recorded before the first change, so that a crash after it cannot lose what to give back.
-        const updated = previous.originalReplicas === undefined ? { ...tdset, ...(await writeStatus(this.ctx.client,
-          tdsetType, tdset, { ...tdset.status, target, originalReplicas: current })).object } : undefined;
-        await this.ctx.client.patch(type, tdset.metadata.namespace, ref.name, { spec: { replicas: decision.to } }, 'merge',
-          'scale');
+        if (controller) return this.controlled(target, controller, kept);
+        const updated = await this.changing(tdset, { target, originalReplicas: previous.originalReplicas ?? current,
+          appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, tdset.metadata.namespace,
+          ref.name, { spec: { replicas: decision.to } }, 'merge', 'scale'));
         await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
           `replicas: ${why}`);
         log.info({ target, from: decision.from, to: decision.to, window: desired.window }, 'scaled');
@@ -153,38 +148,65 @@ export class TargetScaler {
     current: number, kept: Partial<TDSetStatus>, log: Logger): Promise<TargetOutcome> {
     const target = targetName(ref);
     const ns = tdset.metadata.namespace;
-    const plan = autoscaledPlan(desired.replicas, current, autoscaler);
+    const plan = autoscaledPlan(desired.replicas, current, autoscaler, stretch, kept);
     const why = desired.window === 'default' ? 'outside every window' : desired.window;
+    if (plan === 'changed-elsewhere') {
+      return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'True', reason: 'ChangedElsewhere',
+        message: `someone else changed HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas or ${target}'s replicas ` +
+          'since the TDSet set them; it sets them again when the schedule next changes' } };
+    }
     const originals = { originalReplicas: kept.originalReplicas ?? current,
-      originalMinReplicas: tdset.status?.originalMinReplicas ?? autoscaler.minReplicas ?? 1 };
+      originalMinReplicas: kept.originalMinReplicas ?? autoscaler.minReplicas ?? 1 };
+    const minReplicas = plan.minReplicas ?? autoscaler.minReplicas ?? 1;
     let updated: TDSet | undefined;
     const changes: string[] = [];
     if (plan.minReplicas !== undefined || plan.scaleTo !== undefined) {
-      // What to give back, recorded before anything changes.
-      if (kept.originalReplicas === undefined || tdset.status?.originalMinReplicas === undefined) {
-        updated = { ...tdset, ...(await writeStatus(this.ctx.client, tdsetType, tdset, { ...tdset.status, target,
-          ...originals })).object };
-      }
-      if (plan.minReplicas !== undefined) {
-        await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
-        changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas from ${autoscaler.minReplicas ?? 1} ` +
-          `to ${plan.minReplicas}`);
-      }
-      if (plan.scaleTo !== undefined) {
-        await this.ctx.client.patch(scaleTargets[ref.kind], ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
-        changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
-      }
+      const controller = await this.controllerOf(ref, ns);
+      if (controller) return this.controlled(target, controller, kept);
+      updated = await this.changing(tdset, { target, ...originals, appliedMinReplicas: minReplicas,
+        appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch }, async () => {
+        if (plan.minReplicas !== undefined) {
+          await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
+          changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas from ${autoscaler.minReplicas ?? 1} ` +
+            `to ${plan.minReplicas}`);
+        }
+        if (plan.scaleTo !== undefined) {
+          await this.ctx.client.patch(scaleTargets[ref.kind], ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
+          changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
+        }
+      });
       const note = `${changes.join(', and ')}: ${why}`;
       await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
       log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
     }
-    const minReplicas = plan.minReplicas ?? autoscaler.minReplicas ?? 1;
     return { updated, requeueAfterMs: targetRetryMs, status: { ...kept, ...originals, appliedMinReplicas: minReplicas,
       appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch,
       ...(changes.length ? { lastScaleTime: timestamp(new Date()), lastScaleReason: why } : {}) },
     ready: { type: 'Ready', status: 'True', reason: 'Autoscaled', message: desired.replicas === 0
       ? `${target} is at 0 replicas, where HorizontalPodAutoscaler ${autoscaler.name} stops (${why})`
       : `HorizontalPodAutoscaler ${autoscaler.name} keeps ${target} at ${minReplicas} replicas or more (${why})` } };
+  }
+
+  private controlled(target: string, controller: string, kept: Partial<TDSetStatus>): TargetOutcome {
+    return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetControlled',
+      message: `${target} is controlled by ${controller}, which would undo any scale: name that instead` } };
+  }
+
+  /**
+   * Makes a change with what it sets recorded first (and what to give back, the first time), so that neither a crash
+   * nor a deletion between the two leaves the TDSet not knowing what it did; a change refused puts the record back.
+   * The TDSet as that write left it, to write the rest over.
+   */
+  private async changing(tdset: TDSet, record: Partial<TDSetStatus>, change: () => Promise<unknown>): Promise<TDSet> {
+    const before = tdset.status ?? {};
+    const { object } = await writeStatus(this.ctx.client, tdsetType, tdset, { ...before, ...record });
+    try {
+      await change();
+    } catch (error) {
+      await writeStatus(this.ctx.client, tdsetType, object, before).catch(() => {});
+      throw error;
+    }
+    return { ...tdset, ...object };
   }
 
   /** What controls the target (a Deployment its ReplicaSet, a TDSet its Deployment), if anything does. */
@@ -203,27 +225,38 @@ export class TargetScaler {
       .sort((a, b) => rank(a).localeCompare(rank(b)))[0]?.metadata.name;
   }
 
+  /**
+   * Gives back what the TDSet changed (restorePlan). What the API refuses for good (the target gone or forbidden, a
+   * value no longer valid) is said in a Warning, and the TDSet goes anyway: a finalizer must not hold it for ever.
+   */
   private async restore(tdset: TDSet): Promise<void> {
     const ref = tdset.spec?.scaleTargetRef;
     if (!ref || this.firstFor(tdset, ref)) return;
+    const ns = tdset.metadata.namespace;
     const type = scaleTargets[ref.kind];
     const named = tdset.spec?.horizontalPodAutoscaler?.name;
-    const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(tdset.metadata.namespace)
-      .map(autoscalerOf).find((a) => a.name === named);
-    const { originalMinReplicas, appliedMinReplicas } = tdset.status ?? {};
-    if (autoscaler && originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
-      appliedMinReplicas !== originalMinReplicas) {
-      await this.ctx.client.patch(autoscalerType, tdset.metadata.namespace, autoscaler.name,
-        { spec: { minReplicas: originalMinReplicas } }, 'merge');
-      await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler.name} back ` +
-        `the minReplicas ${originalMinReplicas} it had before this TDSet set them`);
+    const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(ns).map(autoscalerOf)
+      .find((a) => a.name === named);
+    try {
+      const scale = await this.ctx.client.get<Scale>(type, ns, ref.name, 'scale');
+      const plan = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
+      if (plan.minReplicas !== undefined) {
+        await this.ctx.client.patch(autoscalerType, ns, autoscaler!.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
+        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler!.name} back ` +
+          `the minReplicas ${plan.minReplicas} it had before this TDSet set them`);
+      }
+      if (plan.replicas !== undefined) {
+        await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.replicas } }, 'merge', 'scale');
+        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${plan.replicas} ` +
+          'replicas it had before this TDSet scaled it');
+      }
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status < 400 || error.status >= 500 || [409, 429].includes(error.status)) {
+        throw error;
+      }
+      await this.ctx.events.record(tdset, 'Warning', 'RestoreFailed', `${targetName(ref)} could not be given back what ` +
+        `this TDSet changed: ${error.message.slice(0, 300)}`);
     }
-    const scale = await this.ctx.client.get<Scale>(type, tdset.metadata.namespace, ref.name, 'scale');
-    const to = restoreTo(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {});
-    if (to === undefined) return;
-    await this.ctx.client.patch(type, tdset.metadata.namespace, ref.name, { spec: { replicas: to } }, 'merge', 'scale');
-    await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${to} replicas it had ` +
-      'before this TDSet scaled it');
   }
 
   private async dropFinalizer(tdset: TDSet): Promise<void> {

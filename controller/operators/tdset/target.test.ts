@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { autoscaledPlan, autoscalerProblem, decide, restoreTo, stretchOf } from './target.ts';
+import { autoscaledPlan, autoscalerProblem, decide, restorePlan, restoreTo, stretchOf } from './target.ts';
 
 const office = { replicas: 5, window: 'Mon-Fri 07:30-19:00' };
 const stretch = stretchOf(office, new Date('2026-06-12T17:00:00Z'));
@@ -41,12 +41,30 @@ describe('a workload an autoscaler scales too', () => {
   const hpa = { name: 'shop', target: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'shop' }, minReplicas: 2, maxReplicas: 10 };
 
   it('gets the schedule as the autoscaler\'s minReplicas, within its maxReplicas, and is scaled only to and from 0', () => {
-    assert.deepEqual(autoscaledPlan(5, 3, hpa), { minReplicas: 5 });
-    assert.deepEqual(autoscaledPlan(5, 7, { ...hpa, minReplicas: 5 }), {});
-    assert.deepEqual(autoscaledPlan(50, 3, hpa), { minReplicas: 10 });
-    assert.deepEqual(autoscaledPlan(0, 4, hpa), { scaleTo: 0 });
-    assert.deepEqual(autoscaledPlan(0, 0, hpa), {});
-    assert.deepEqual(autoscaledPlan(3, 0, hpa), { minReplicas: 3, scaleTo: 3 });
+    const plan = (desired: number, current: number, autoscaler = hpa, applied = {}) =>
+      autoscaledPlan(desired, current, autoscaler, stretch, applied);
+    assert.deepEqual(plan(5, 3), { minReplicas: 5 });
+    assert.deepEqual(plan(5, 7, { ...hpa, minReplicas: 5 }), {});
+    assert.deepEqual(plan(50, 3), { minReplicas: 10 });
+    assert.deepEqual(plan(0, 4), { scaleTo: 0 });
+    assert.deepEqual(plan(0, 0), {});
+    assert.deepEqual(plan(3, 0), { minReplicas: 3, scaleTo: 3 });
+    // What someone else set within the stretch is theirs: a minReplicas, or replicas out of a 0 window.
+    assert.equal(plan(5, 3, { ...hpa, minReplicas: 7 }, { appliedMinReplicas: 5, appliedWindow: stretch }), 'changed-elsewhere');
+    assert.equal(plan(0, 2, hpa, { appliedReplicas: 0, appliedMinReplicas: 2, appliedWindow: stretch }), 'changed-elsewhere');
+    assert.deepEqual(plan(5, 9, { ...hpa, minReplicas: 5 }, { appliedMinReplicas: 5, appliedReplicas: 5, appliedWindow: stretch }), {});
+  });
+
+  it('gets back its minReplicas when the TDSet goes, and replicas only out of the 0 the TDSet left it at', () => {
+    const applied = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 5, appliedReplicas: 5 };
+    // The autoscaler's own count (8 under load) is not the TDSet's to undo.
+    assert.deepEqual(restorePlan(8, applied, { ...hpa, minReplicas: 5 }), { minReplicas: 1 });
+    assert.deepEqual(restorePlan(8, applied, { ...hpa, minReplicas: 3 }), {});
+    assert.deepEqual(restorePlan(0, { ...applied, appliedReplicas: 0 }, { ...hpa, minReplicas: 5 }), { minReplicas: 1, replicas: 2 });
+    // Within a maxReplicas lowered since.
+    assert.deepEqual(restorePlan(8, { ...applied, originalMinReplicas: 6 }, { ...hpa, minReplicas: 5, maxReplicas: 4 }),
+      { minReplicas: 4 });
+    assert.deepEqual(restorePlan(5, applied, undefined), { replicas: 2 });
   });
 
   it('is left alone while an autoscaler it was not told of scales it, KEDA\'s above all', () => {
@@ -57,6 +75,9 @@ describe('a workload an autoscaler scales too', () => {
     assert.match(autoscalerProblem(ref, undefined, [{ ...hpa, name: 'keda-hpa-shop', owner: 'ScaledObject/shop' }])!.message,
       /^HorizontalPodAutoscaler keda-hpa-shop scales Deployment\/shop for KEDA's ScaledObject\/shop/);
     assert.equal(autoscalerProblem(ref, 'gone', [])?.reason, 'AutoscalerNotFound');
+    // Named, but kept by something else that would put its minReplicas back.
+    assert.equal(autoscalerProblem(ref, 'shop', [{ ...hpa, owner: 'ScaledObject/shop' }])?.reason, 'KedaScaledObject');
+    assert.equal(autoscalerProblem(ref, 'shop', [{ ...hpa, owner: 'Application/shop' }])?.reason, 'AutoscalerControlled');
     assert.equal(autoscalerProblem(ref, 'cart', [{ ...hpa, name: 'cart', target: { ...hpa.target, name: 'cart' } }])?.reason,
       'AutoscalerMismatch');
   });

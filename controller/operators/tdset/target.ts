@@ -18,7 +18,8 @@ export const scaleTargets: Record<TargetRef['kind'], ResourceType> = {
 export const targetName = (ref: Pick<TargetRef, 'kind' | 'name'>) => `${ref.kind}/${ref.name}`;
 
 /** What the TDSet last did to its target, as status keeps it. */
-export type Applied = Pick<TDSetStatus, 'originalReplicas' | 'appliedReplicas' | 'appliedWindow'>;
+export type Applied = Pick<TDSetStatus, 'originalReplicas' | 'appliedReplicas' | 'appliedWindow' | 'originalMinReplicas' |
+  'appliedMinReplicas'>;
 
 /** The stretch of the schedule a decision is for: the window, its replicas, and when it ends. */
 export const stretchOf = (desired: Desired, next: Date | undefined): string =>
@@ -76,8 +77,16 @@ export function autoscalerProblem(ref: TargetRef, named: string | undefined, aut
   }
   if (named === undefined) return undefined;
   const own = autoscalers.find((a) => a.name === named);
-  if (!own) return { reason: 'AutoscalerNotFound', message: `HorizontalPodAutoscaler ${named} does not exist` };
+  if (!own) {
+    return { reason: 'AutoscalerNotFound', message: `HorizontalPodAutoscaler ${named} does not exist; ${target} is left ` +
+      'as it is until it does' };
+  }
   if (!scales(own, ref)) return { reason: 'AutoscalerMismatch', message: `HorizontalPodAutoscaler ${named} does not scale ${target}` };
+  // One something else keeps (KEDA's, say) would have its minReplicas put back as often as the TDSet set them.
+  if (own.owner) {
+    return { reason: own.owner.startsWith('ScaledObject/') ? 'KedaScaledObject' : 'AutoscalerControlled',
+      message: `HorizontalPodAutoscaler ${named} is kept by ${own.owner}, which would undo any change to it` };
+  }
   return undefined;
 }
 
@@ -86,9 +95,33 @@ export function autoscalerProblem(ref: TargetRef, named: string | undefined, aut
  * but at 0, which no autoscaler keeps (it stops while its target has none): the target is scaled to 0, and up again
  * when a window asks for more.
  */
-export function autoscaledPlan(desired: number, current: number, autoscaler: Autoscaler):
-{ minReplicas?: number; scaleTo?: number } {
+export function autoscaledPlan(desired: number, current: number, autoscaler: Autoscaler, stretch: string,
+  applied: Applied): { minReplicas?: number; scaleTo?: number } | 'changed-elsewhere' {
+  // Within the stretch it last set them for, minReplicas (or replicas at 0) someone else changed are theirs.
+  if (applied.appliedWindow === stretch && ((applied.appliedMinReplicas !== undefined &&
+    autoscaler.minReplicas !== applied.appliedMinReplicas) || (desired === 0 && current !== applied.appliedReplicas))) {
+    return 'changed-elsewhere';
+  }
   if (desired === 0) return current === 0 ? {} : { scaleTo: 0 };
   const minReplicas = Math.min(desired, autoscaler.maxReplicas);
   return { ...(autoscaler.minReplicas !== minReplicas ? { minReplicas } : {}), ...(current === 0 ? { scaleTo: minReplicas } : {}) };
+}
+
+/**
+ * What to give back when the TDSet goes. With an autoscaler, its minReplicas (within its maxReplicas), and replicas
+ * only out of the 0 the TDSet left them at: the autoscaler's own count is not the TDSet's to undo. Nothing someone
+ * else changed since.
+ */
+export function restorePlan(current: number | undefined, applied: Applied, autoscaler: Autoscaler | undefined):
+{ replicas?: number; minReplicas?: number } {
+  if (!autoscaler) {
+    const replicas = restoreTo(current, applied);
+    return replicas === undefined ? {} : { replicas };
+  }
+  const { originalMinReplicas, appliedMinReplicas, originalReplicas } = applied;
+  const minReplicas = originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
+    appliedMinReplicas !== originalMinReplicas ? Math.min(originalMinReplicas, autoscaler.maxReplicas) : undefined;
+  const replicas = current === 0 && applied.appliedReplicas === 0 && (originalReplicas ?? 0) > 0
+    ? Math.min(Math.max(originalReplicas!, originalMinReplicas ?? 1), autoscaler.maxReplicas) : undefined;
+  return { ...(minReplicas !== undefined ? { minReplicas } : {}), ...(replicas !== undefined ? { replicas } : {}) };
 }

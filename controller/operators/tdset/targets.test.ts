@@ -62,11 +62,14 @@ describe('TDSet on workloads it does not own', () => {
 
       const inside = await replicasOf('deployment', 'shop', 3, opens.getTime() - Date.now() + 30_000);
       assert.ok(Date.now() >= opens.getTime(), 'scaled before the window opened');
-      assert.equal((await get('tds', 'shop')).status.activeWindow, `${window.days[0]} ${window.start}-${window.end}`);
-      const notes = (await events('shop')).map((e: any) => `${e.reason} ${e.note}`);
-      assert.ok(notes.includes('Scaled Scaled Deployment/shop from 2 to 1 replicas: outside every window'), notes.join('\n'));
-      assert.ok(notes.includes(`Scaled Scaled Deployment/shop from 1 to 3 replicas: ${window.days[0]} ${window.start}-` +
-        `${window.end}`), notes.join('\n'));
+      const name = `${window.days[0]} ${window.start}-${window.end}`;
+      await waitFor(`status.activeWindow ${name}`, async () => (await get('tds', 'shop')).status.activeWindow === name);
+      const notes = await waitFor('both Scaled Events', async () => {
+        const seen = (await events('shop')).map((e: any) => `${e.reason} ${e.note}`);
+        return seen.includes('Scaled Scaled Deployment/shop from 2 to 1 replicas: outside every window') &&
+          seen.includes(`Scaled Scaled Deployment/shop from 1 to 3 replicas: ${name}`) ? seen : undefined;
+      });
+      assert.equal(notes.filter((n: string) => n.startsWith('Scaled ')).length, 2);
       // Nothing but the replicas: not its template, labels, annotations or owners.
       for (const scaled of [outside, inside]) {
         assert.deepEqual({ ...scaled.spec, replicas: 0 }, { ...before.spec, replicas: 0 });
@@ -88,7 +91,7 @@ describe('TDSet on workloads it does not own', () => {
     const until = new Date(Date.now() + 40_000);
     await patch('shop', { spec: { override: { replicas: 5, until: until.toISOString() } } });
     await replicasOf('deployment', 'shop', 5);
-    assert.equal((await get('tds', 'shop')).status.activeWindow, 'override');
+    await waitFor('status.activeWindow override', async () => (await get('tds', 'shop')).status.activeWindow === 'override');
     await replicasOf('deployment', 'shop', 3, until.getTime() - Date.now() + 30_000);
     assert.ok(Date.now() >= until.getTime(), 'the override ended early');
 
@@ -100,6 +103,7 @@ describe('TDSet on workloads it does not own', () => {
     assert.equal((await json('deployment', 'shop')).spec.replicas, 3);
     await patch('shop', { spec: { paused: false } });
     await replicasOf('deployment', 'shop', 6);
+    await waitFor('6 recorded as set', async () => (await get('tds', 'shop')).status.appliedReplicas === 6);
   });
 
   it('gives the Deployment back the replicas it found when the TDSet is deleted', async () => {
@@ -155,11 +159,13 @@ describe('TDSet on workloads it does not own', () => {
       /^HorizontalPodAutoscaler api scales Deployment\/api too: name it in spec.horizontalPodAutoscaler/);
     assert.equal((await json('hpa', 'api')).spec.minReplicas, 1);
 
-    await patch('api', { spec: { horizontalPodAutoscaler: { name: 'api' } } });
+    await kubectl('delete', 'tds', 'api');
+    await apply(tdset('api-hpa', { scaleTargetRef: target, horizontalPodAutoscaler: { name: 'api' },
+      schedule: allDay.map((w) => ({ ...w, replicas: 4 })) }));
     await waitFor('the autoscaler\'s minReplicas at 4', async () => (await json('hpa', 'api')).spec.minReplicas === 4);
     // The autoscaler itself brings the Deployment up to its new minimum.
     await replicasOf('deployment', 'api', 4, 60_000);
-    await ready('api', 'Autoscaled');
+    await ready('api-hpa', 'Autoscaled');
     const writes = async () => await run.controller.metric('keelson_client_requests_total', { verb: 'patch',
       resource: 'horizontalpodautoscalers' }) + await run.controller.metric('keelson_client_requests_total',
       { verb: 'patch', resource: 'deployments' });
@@ -171,8 +177,10 @@ describe('TDSet on workloads it does not own', () => {
     assert.equal(await writes(), writesBefore);
     assert.deepEqual([(await json('hpa', 'api')).spec.minReplicas, (await json('deployment', 'api')).spec.replicas], [4, 4]);
 
-    await kubectl('delete', 'tds', 'api');
+    await kubectl('delete', 'tds', 'api-hpa');
     assert.equal((await json('hpa', 'api')).spec.minReplicas, 1);
+    // The autoscaler's replicas are its own: not taken back to the 1 the Deployment had.
+    assert.equal((await json('deployment', 'api')).spec.replicas, 4);
   });
 
   it('runs a Deployment of its own from a pod template, hardened so that the restricted standard admits it', async () => {
