@@ -30,10 +30,8 @@ const sorted = (objects: any[]) => objects.filter(Boolean).sort((a, b) =>
 
 const isPolicy = (o: any) => o.kind.startsWith('ValidatingAdmissionPolicy');
 
-/** What helm renders with `values`, the kinds' admission policies (the same whatever the values) aside. */
-async function template(values: object = {}): Promise<any[]> {
-  return (await templateAll(values)).filter((o) => !isPolicy(o));
-}
+/** What helm renders with `values`, the kinds' admission policies (dist/ has them beside the CRDs) aside. */
+const template = (values: object = {}) => templateAll({ admissionPolicies: false, ...values });
 
 async function templateAll(values: object = {}): Promise<any[]> {
   const valuesFile = join(scratch, `values-${Math.random().toString(36).slice(2)}.json`);
@@ -65,6 +63,15 @@ describe('the Helm chart', () => {
     assert.equal(policies.length, 10);
     assert.deepEqual((await templateAll()).filter(isPolicy), policies);
     assert.deepEqual((await templateAll({ admissionPolicies: false })).filter(isPolicy), []);
+  });
+
+  const tdsetScaleResources = [{ group: 'example.com', resource: 'widgets', kind: 'Widget' },
+    { group: 'argoproj.io', resource: 'rollouts', kind: 'Rollout' }, { group: 'example.com', resource: 'gadgets', kind: 'Gadget' }];
+  it('renders the scale resources\' admission policy beside the kinds\' (the install\'s own, which dist/ has not)', async () => {
+    const kinds = sorted(Yaml.load(join(repoRoot, 'dist/0000-keelson-crds.k8s.yaml'))).filter(isPolicy);
+    const scaling = synthesize({ tdsetScaleResources }).filter(isPolicy);
+    assert.equal(scaling.length, 2);
+    assert.deepEqual((await templateAll({ tdsetScaleResources })).filter(isPolicy), sorted([...kinds, ...scaling]));
   });
 
   const digest = `sha256:${'ab'.repeat(32)}`;
@@ -100,6 +107,13 @@ describe('the Helm chart', () => {
     { name: 'resources and placement',
       values: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement },
       props: { resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '1Gi' } }, ...placement } },
+    // Their rules go in among TDSet's own, argoproj.io's before autoscaling's and example.com's (one rule per verbs) after.
+    { name: 'TDSets scale custom resources of two groups', values: { tdsetScaleResources }, props: { tdsetScaleResources } },
+    { name: 'one namespace watched, TDSets scale a custom resource',
+      values: { watchNamespace: 'apps', operators: ['tdset'], tdsetScaleResources: tdsetScaleResources.slice(0, 1) },
+      props: { watchNamespace: 'apps', operators: ['tdset'], tdsetScaleResources: tdsetScaleResources.slice(0, 1) } },
+    { name: 'scale resources named, TDSet not run', values: { operators: ['podalert', 'postgrescluster'], tdsetScaleResources },
+      props: { operators: ['podalert', 'postgrescluster'], tdsetScaleResources } },
   ];
   for (const { name, values, props } of cases) {
     it(`renders what KeelsonInstall synthesizes: ${name}`, async () => {
@@ -129,6 +143,11 @@ describe('the Helm chart', () => {
       ['replicas=0', /\/replicas.*minimum/],
       ['logLevel=verbose', /\/logLevel.*must be one of/],
       ['watchNamespaces=apps', /additional properties 'watchNamespaces' not allowed/],
+      ['tdsetScaleResources[0].group=example,tdsetScaleResources[0].resource=widgets,tdsetScaleResources[0].kind=Widget',
+        /\/tdsetScaleResources\/0\/group.*does not match pattern/],
+      ['tdsetScaleResources[0].group=keelson.dev,tdsetScaleResources[0].resource=widgets,tdsetScaleResources[0].kind=Widget',
+        /\/tdsetScaleResources\/0\/group.*'not' failed/],
+      ['tdsetScaleResources[0].group=example.com,tdsetScaleResources[0].resource=widgets', /missing propert.*'kind'/],
     ] as const) {
       const result = await run(helm, ['template', 'keelson', chartDir, '--set', set]).catch((error) => error);
       assert.ok(result.code > 0, `${set} was accepted`);

@@ -6,8 +6,10 @@ import { keelsonFlags, logLevels, runtimeFlags } from '../controller/api/flags.t
 import { imageRepository } from '../controller/api/release.ts';
 import { catalog } from '../controller/operators/catalog.ts';
 import { debugProfiles } from '../controller/operators/podbuggertool/schema.ts';
+import { checkScaleResource, scaleResourcePatterns, scaleResourceText, type ScaleResource } from '../controller/operators/tdset/scale-resources.ts';
 import { defaultControllers, KeelsonInstall, metricsReaderName, type KeelsonInstallProps } from './install.ts';
 import { clusterScopedRoleName, defaultResources, ruleSections } from './operator-install.ts';
+import type { PolicyRule } from './rbac.ts';
 
 /**
  * Stand-ins written into the objects before they become YAML, replaced afterwards: a value by a template expression,
@@ -58,6 +60,37 @@ function controllerOf(object: any): string | undefined {
   return Object.keys(defaultControllers).find((name) => name.replace(/^keelson-/, '') === component);
 }
 
+/** A tdsetScaleResources item's fields, inside a range over them. */
+const scaleResourceFields: ScaleResource = { group: '{{ .group }}', resource: '{{ .resource }}', kind: '{{ .kind }}' };
+/** A scale resource synthesized in the values' place: each field's text becomes scaleResourceFields'. */
+const sampleScaleResource: ScaleResource = { group: 'helmgroup.example', resource: 'helmresources', kind: 'HelmKind' };
+const asScaleResourceFields = (line: string) => (Object.keys(sampleScaleResource) as (keyof ScaleResource)[])
+  .reduce((text, key) => text.replaceAll(sampleScaleResource[key], scaleResourceFields[key]), line);
+
+/** Whether tdsetScaleResources may name a resource of `group`. */
+function scalableGroup(group: string): boolean {
+  try {
+    checkScaleResource({ ...sampleScaleResource, group }, group);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * TDSet's rules with those of the scale resources in the values, as the helper keelson.withScaleRules sorts them in.
+ * It only adds rules: policyRules would merge a scale resource's into TDSet's own of the same group, were there one.
+ */
+function withScaleRules(rules: PolicyRule[]): string[] {
+  const shared = rules.flatMap((rule) => rule.apiGroups).filter(scalableGroup);
+  if (shared.length) {
+    throw new Error(`keelson.withScaleRules would not merge rules of ${shared.join(', ')}, which TDSet has and ` +
+      'tdsetScaleResources may name, as policyRules does');
+  }
+  return ['  {{- include "keelson.withScaleRules" (list .Values.tdsetScaleResources `',
+    ...yamlLines(rules).map((line) => `  ${line}`), '  `) | nindent 2 }}'];
+}
+
 /** The Helm expression for a Deployment's enabled operators, comma-separated (empty when none is enabled). */
 const operatorsIn = (name: string) =>
   `include "keelson.operatorsIn" (list .Values.operators (list ${defaultControllers[name]!.map((o) => `"${o}"`).join(' ')}))`;
@@ -73,7 +106,8 @@ function installTemplate(): string {
 
   const rules = (name: string, scope: 'namespaced' | 'cluster') => helm.block(() => ['rules:', ...ruleSections(catalog, scope)
     .filter(({ operator }) => !operator || defaultControllers[name]!.includes(operator)).flatMap(({ operator, rules }) => {
-      const lines = yamlLines(rules).map((line) => `  ${line}`);
+      const lines = operator === 'tdset' && scope === 'namespaced' ? withScaleRules(rules)
+        : yamlLines(rules).map((line) => `  ${line}`);
       return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
     })]);
   const specs = { ...runtimeFlags(), ...keelsonFlags };
@@ -148,6 +182,8 @@ function installTemplate(): string {
                 ...(['webhookAllowedDestinations', 'webhookRefusedDestinations', 'podBuggerToolAllowedProfiles',
                   'podBuggerToolAllowedImages'] as const)
                   .flatMap((key) => [`{{- with .Values.${key} }}`, `- ${flag(key)}={{ join "," . }}`, '{{- end }}']),
+                '{{- with .Values.tdsetScaleResources }}', `- ${flag('tdsetScaleResources')}=` +
+                  `{{ range $i, $_ := . }}{{ if $i }},{{ end }}${scaleResourceText(scaleResourceFields)}{{ end }}`, '{{- end }}',
                 '{{- if not .Values.podAlertLogTails }}', `- ${flag('podAlertLogTails')}=false`, '{{- end }}'])];
           }
           return [arg];
@@ -170,6 +206,15 @@ function installTemplate(): string {
       default:
         push(object);
     }
+  }
+  // Not switched off by admissionPolicies, which says the kinds' policies are applied from dist/: this one is not there.
+  for (const policy of synthesize({ ...base, tdsetScaleResources: [sampleScaleResource] })
+    .filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))) {
+    if (policy.spec.validations) {
+      const validations = yamlLines(policy.spec.validations).map(asScaleResourceFields);
+      policy.spec.validations = [helm.block(() => ['{{- range .Values.tdsetScaleResources }}', ...validations, '{{- end }}'])];
+    }
+    documents.push({ object: policy, when: 'and (has "tdset" .Values.operators) .Values.tdsetScaleResources' });
   }
   for (const role of [...objects.filter((o) => o.kind === 'ClusterRole'), ...watched.filter((o) => o.kind === 'Role')]) {
     const controller = Object.keys(defaultControllers).find((name) => role.metadata.name === name ||
@@ -195,6 +240,29 @@ const helpers = `{{/* The namespace the controller runs in: the value, or the re
 {{- $found := list -}}
 {{- range index . 1 }}{{ if has . $enabled }}{{ $found = append $found . }}{{ end }}{{ end -}}
 {{- join "," $found -}}
+{{- end }}
+
+{{/*
+The RBAC rules in the second item (YAML) and, for the scale resources in the first, get on each and get and patch on
+its scale subresource: a group's resources in one rule per verbs, every rule sorted by group and first resource, as
+charts/rbac.ts writes them (a dict's keys come sorted byte by byte, which orders such names as localeCompare does).
+*/}}
+{{- define "keelson.withScaleRules" -}}
+{{- $rules := dict -}}
+{{- range fromYamlArray (index . 1) }}{{ $_ := set $rules (printf "%s %s" (first .apiGroups) (first .resources)) . }}{{ end -}}
+{{- $byGroup := dict -}}
+{{- range index . 0 }}{{ $_ := set $byGroup .group (append (get $byGroup .group | default list) .resource) }}{{ end -}}
+{{- range $group, $resources := $byGroup }}
+{{- $names := $resources | uniq | sortAlpha -}}
+{{- $scales := list -}}
+{{- range $names }}{{ $scales = append $scales (printf "%s/scale" .) }}{{ end -}}
+{{- $scales = sortAlpha $scales -}}
+{{- $_ := set $rules (printf "%s %s" $group (first $names)) (dict "apiGroups" (list $group) "resources" $names "verbs" (list "get")) -}}
+{{- $_ = set $rules (printf "%s %s" $group (first $scales)) (dict "apiGroups" (list $group) "resources" $scales "verbs" (list "get" "patch")) -}}
+{{- end -}}
+{{- $sorted := list -}}
+{{- range $rules }}{{ $sorted = append $sorted . }}{{ end -}}
+{{- toYaml $sorted -}}
 {{- end }}
 
 {{/* repository:tag, pinned to the digest when one is set; the tag defaults to the chart's appVersion. */}}
@@ -261,6 +329,12 @@ podBuggerToolAllowedImages: []
 # Copy failing containers' log tails into PodAlerts' status and alerts.
 podAlertLogTails: true
 
+# Custom resources with a scale subresource that TDSets may scale, e.g. {group: example.com, resource: widgets,
+# kind: Widget} (a scaleTargetRef names apps/v1 Deployments, StatefulSets and ReplicaSets otherwise). Each grants the
+# TDSet controller get on it and get and patch on its scale subresource; a ValidatingAdmissionPolicy, whatever
+# admissionPolicies says, refuses a TDSet aimed at one unless its requester may patch that scale themselves.
+tdsetScaleResources: []
+
 # Each kind's ValidatingAdmissionPolicy: whoever creates an object, or changes its spec, must hold the rights the
 # controller uses for them. Set false only where they are applied already, with the CRDs, from dist/.
 admissionPolicies: true
@@ -312,6 +386,14 @@ function valuesSchema(): object {
       podBuggerToolAllowedProfiles: { type: 'array', uniqueItems: true, items: { enum: [...debugProfiles] } },
       podBuggerToolAllowedImages: { type: 'array', items: { type: 'string', minLength: 1 } },
       podAlertLogTails: { type: 'boolean' },
+      // checkScaleResource's patterns and refusals.
+      tdsetScaleResources: { type: 'array', items: { type: 'object', additionalProperties: false,
+        required: ['group', 'resource', 'kind'], properties: {
+          group: { type: 'string', pattern: scaleResourcePatterns.group.source,
+            not: { anyOf: [{ const: 'keelson.dev' }, { pattern: '\\.k8s\\.io$' }] } },
+          resource: { type: 'string', pattern: scaleResourcePatterns.resource.source },
+          kind: { type: 'string', pattern: scaleResourcePatterns.kind.source },
+        } } },
       admissionPolicies: { type: 'boolean' },
       networkPolicy: { type: 'boolean' },
       nodeSelector: strings,

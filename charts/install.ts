@@ -1,10 +1,13 @@
 // Keelson's install: the catalog's operators in Deployments of their own, each an OperatorInstall with its own
 // ServiceAccount and rights, so that a flaw in one operator exposes only its Deployment's rights. By default the
 // operators that change pods (add containers, exec into them, run them) run apart from those that do not.
+import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { controllerArgs, keelsonFlags } from '../controller/api/flags.ts';
+import { policyName, requesterPolicy } from '../controller/api/admission.ts';
+import { controllerArgs, keelsonFlags, type ControllerOptions } from '../controller/api/flags.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
+import { checkScaleResource, scaleResourceText, scaleRight, type ScaleResource } from '../controller/operators/tdset/scale-resources.ts';
 import { releaseImage } from '../controller/api/release.ts';
 import { imageReference, OperatorInstall, type ControllerSettings } from './operator-install.ts';
 
@@ -33,6 +36,12 @@ export interface KeelsonInstallProps extends Omit<ControllerSettings, 'image'> {
   podBuggerToolAllowedImages?: string[];
   /** Copy failing containers' log tails into PodAlerts' status and alerts. @default true */
   podAlertLogTails?: boolean;
+  /**
+   * Custom resources with a scale subresource that TDSets may scale (a scaleTargetRef names apps/v1 Deployments,
+   * StatefulSets and ReplicaSets otherwise). Each grants the TDSet controller `get` on it and `get` and `patch` on its
+   * scale subresource, and adds an admission check that whoever points a TDSet at one may patch its scale themselves.
+   */
+  tdsetScaleResources?: ScaleResource[];
 }
 
 export const controllerName = 'keelson-controller';
@@ -75,7 +84,8 @@ export class KeelsonInstall extends Construct {
   constructor(scope: Construct, id: string, props: KeelsonInstallProps) {
     super(scope, id);
     const { operators, controllers, webhookAllowedDestinations, webhookRefusedDestinations, podBuggerToolAllowedProfiles,
-      podBuggerToolAllowedImages, podAlertLogTails, createNamespace, image = releaseImage, ...settings } = props;
+      podBuggerToolAllowedImages, podAlertLogTails, tdsetScaleResources = [], createNamespace, image = releaseImage,
+      ...settings } = props;
     this.namespace = props.namespace ?? 'keelson-system';
     this.operators = enabledOperators(operators);
     if (createNamespace ?? true) {
@@ -88,13 +98,29 @@ export class KeelsonInstall extends Construct {
     new k8s.KubeClusterRole(this, 'metrics-reader', { metadata: { name: metricsReaderName,
       labels: { 'app.kubernetes.io/name': 'keelson', 'app.kubernetes.io/part-of': 'keelson' } },
     rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }] });
-    const extraArgs = controllerArgs({ webhookAllowedDestinations: webhookAllowedDestinations?.join(','),
-      webhookRefusedDestinations, podBuggerToolAllowedProfiles, podBuggerToolAllowedImages,
+    tdsetScaleResources.forEach((r, i) => checkScaleResource(r, `tdsetScaleResources[${i}]`));
+    const options: Partial<ControllerOptions> = { webhookAllowedDestinations: webhookAllowedDestinations?.join(','),
+      webhookRefusedDestinations: webhookRefusedDestinations?.join(','),
+      podBuggerToolAllowedProfiles: podBuggerToolAllowedProfiles?.join(','),
+      podBuggerToolAllowedImages: podBuggerToolAllowedImages?.join(','),
       podAlertLogTails: podAlertLogTails === false ? 'false' : undefined,
+      tdsetScaleResources: tdsetScaleResources.length ? tdsetScaleResources.map(scaleResourceText).join(',') : undefined,
       // PostgreSQL members run their agent from the operator's own image.
-      postgresAgentImage: imageReference(image, props.imageDigest) }, keelsonFlags);
+      postgresAgentImage: imageReference(image, props.imageDigest) };
+    const extraArgs = controllerArgs(options, keelsonFlags);
+    // What an operator's flags add to what it declares, granted with the rest.
+    const configured = (entry: CatalogEntry): CatalogEntry =>
+      ({ ...entry, permissions: [...entry.permissions, ...entry.configuredPermissions?.(options) ?? []] });
     this.installs = controllersOf(this.operators, controllers).map(([name, enabled]) =>
       new OperatorInstall(this, name, { ...settings, image, name, app: 'keelson', component: name.replace(/^keelson-/, ''),
-        namespace: this.namespace, createNamespace: false, operators: enabled, extraArgs }));
+        namespace: this.namespace, createNamespace: false, operators: enabled.map(configured), extraArgs }));
+    const tdset = this.operators.find((entry) => entry.name === 'tdset');
+    if (tdset) {
+      const policy = requesterPolicy(tdset.kind, { name: `${policyName(tdset.kind)}-scale-resources`,
+        rights: tdsetScaleResources.map((r) => scaleRight(r.group, r.resource, r.kind)) });
+      for (const { apiVersion, kind, ...rest } of policy as { apiVersion: string; kind: string }[]) {
+        new ApiObject(this, `tdset-scale-resources-${kind}`, { apiVersion, kind, ...rest });
+      }
+    }
   }
 }

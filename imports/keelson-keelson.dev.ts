@@ -2300,18 +2300,18 @@ export function toJson_TdSetSpecOverride(obj: TdSetSpecOverride | undefined): Re
  */
 export interface TdSetSpecScaleTargetRef {
   /**
-   * The workload's API version.
+   * The workload's API version, group/version: apps/v1, or a custom resource's (e.g. example.com/v1).
    *
    * @schema TdSetSpecScaleTargetRef#apiVersion
    */
-  readonly apiVersion: TdSetSpecScaleTargetRefApiVersion;
+  readonly apiVersion: string;
 
   /**
-   * The workload's kind.
+   * The workload's kind: Deployment, StatefulSet, ReplicaSet, or a custom resource's with a scale subresource that the install lets TDSets scale (tdsetScaleResources).
    *
    * @schema TdSetSpecScaleTargetRef#kind
    */
-  readonly kind: TdSetSpecScaleTargetRefKind;
+  readonly kind: string;
 
   /**
    * The workload's name, in the TDSet's namespace.
@@ -2496,30 +2496,6 @@ export function toJson_TdSetSpecContainerResources(obj: TdSetSpecContainerResour
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-
-/**
- * The workload's API version.
- *
- * @schema TdSetSpecScaleTargetRefApiVersion
- */
-export enum TdSetSpecScaleTargetRefApiVersion {
-  /** apps/v1 */
-  APPS_FORWARD_SLASH_V1 = "apps/v1",
-}
-
-/**
- * The workload's kind.
- *
- * @schema TdSetSpecScaleTargetRefKind
- */
-export enum TdSetSpecScaleTargetRefKind {
-  /** Deployment */
-  DEPLOYMENT = "Deployment",
-  /** StatefulSet */
-  STATEFUL_SET = "StatefulSet",
-  /** ReplicaSet */
-  REPLICA_SET = "ReplicaSet",
-}
 
 /**
  * A day of the week.

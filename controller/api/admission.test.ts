@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
+import { grant as grantRules, type Rule } from '../../test/support/namespace.ts';
 import { installCrds } from '../../test/support/operator.ts';
 import { waitFor } from '../../cluster/wait.ts';
 
@@ -8,18 +9,8 @@ const cluster = testCluster();
 let namespace: string;
 let cleanup: () => Promise<void>;
 
-interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
-
 /** Binds `user` in the namespace to exactly `rules` (replacing what they had). */
-async function grant(user: string, rules: Rule[]): Promise<void> {
-  await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
-    apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: user, namespace }, rules },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: user, namespace },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user } },
-    ] }) });
-}
+const grant = (user: string, rules: Rule[]) => grantRules(cluster, namespace, user, rules);
 
 const own = (plural: string): Rule => ({ apiGroups: ['keelson.dev'], resources: [plural],
   verbs: ['get', 'create', 'update', 'patch'] });

@@ -56,11 +56,13 @@ function annotationSet(annotation: string): string {
 export const policyName = (definition: KindDefinition<unknown, unknown>) =>
   `${definition.plural}.${definition.api.group}-requester`;
 
-/** The kind's ValidatingAdmissionPolicy and its binding, or none when the kind declares no requester rights. */
-export function requesterPolicy(definition: KindDefinition<unknown, unknown>): Record<string, unknown>[] {
-  const rights = definition.requesterRights ?? [];
+/**
+ * The kind's ValidatingAdmissionPolicy and its binding, or none when the kind declares no requester rights. An install
+ * that grants the controller more than the kind declares (a resource it names) adds a policy of those `rights`.
+ */
+export function requesterPolicy(definition: KindDefinition<unknown, unknown>,
+  { rights = definition.requesterRights ?? [], name = policyName(definition) } = {}): Record<string, unknown>[] {
   if (!rights.length) return [];
-  const name = policyName(definition);
   const labels = { 'app.kubernetes.io/part-of': definition.api.category };
   return [{
     apiVersion: 'admissionregistration.k8s.io/v1',

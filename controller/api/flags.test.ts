@@ -13,8 +13,8 @@ describe('controller flags', () => {
       metricsSecure: false, metricsCertDir: undefined, healthProbeBindAddress: ':8081', leaderElect: false,
       leaderElectionNamespace: undefined, leaderElectionId: undefined, kubeconfig: undefined,
       logLevel: 'info', webhookAllowedDestinations: undefined, webhookRefusedDestinations: undefined,
-      podBuggerToolAllowedProfiles: undefined, podBuggerToolAllowedImages: undefined, podAlertLogTails: undefined,
-      postgresAgentImage: undefined, postgresReplaceStuckAfter: undefined, postgresSwitchoverOnDrain: undefined });
+      podBuggerToolAllowedProfiles: undefined, podBuggerToolAllowedImages: undefined, tdsetScaleResources: undefined,
+      podAlertLogTails: undefined, postgresAgentImage: undefined, postgresReplaceStuckAfter: undefined, postgresSwitchoverOnDrain: undefined });
     const env = { KEELSON_CONTROLLERS: 'tdset', KEELSON_LOG_LEVEL: 'warn', POD_NAMESPACE: 'ops', KUBECONFIG: '/k' };
     assert.deepEqual(parseControllerFlags([], env, known), { ...defaults, controllers: ['tdset'], logLevel: 'warn',
       leaderElectionNamespace: 'ops', kubeconfig: '/k' });
@@ -51,7 +51,7 @@ describe('controller flags', () => {
       leaderElectionId: 'keelson-pod-controller-leader', kubeconfig: '/k', logLevel: 'error' as const,
       webhookAllowedDestinations: 'hooks.example,10.0.0.0/8', webhookRefusedDestinations: '203.0.113.0/24',
       podBuggerToolAllowedProfiles: 'general', podBuggerToolAllowedImages: 'registry.corp/debug/', podAlertLogTails: 'false',
-      postgresAgentImage: 'registry.example/keelson@sha256:ab', postgresReplaceStuckAfter: '600',
+      tdsetScaleResources: 'widgets.example.com:Widget', postgresAgentImage: 'registry.example/keelson@sha256:ab', postgresReplaceStuckAfter: '600',
       postgresSwitchoverOnDrain: 'false' };
     assert.deepEqual(parseControllerFlags(controllerArgs(options, { ...runtimeFlags(), ...keelsonFlags }), {}, known), options);
     assert.deepEqual(controllerArgs({ leaderElect: false, logLevel: 'info' }), ['--log-level=info']);

@@ -72,6 +72,9 @@ export const keelsonFlags = {
     help: 'PodBuggerTool: the debug profiles any tool may use, comma-separated (default general,baseline,restricted)' },
   podBuggerToolAllowedImages: { flag: 'podbuggertool-allowed-images', env: 'KEELSON_PODBUGGERTOOL_ALLOWED_IMAGES',
     help: 'PodBuggerTool: debug images must start with one of these prefixes, comma-separated (default any image)' },
+  tdsetScaleResources: { flag: 'tdset-scale-resources', env: 'KEELSON_TDSET_SCALE_RESOURCES',
+    help: 'TDSet: custom resources with a scale subresource that a scaleTargetRef may name, as <resource>.<group>:<Kind>, ' +
+      'comma-separated, e.g. widgets.example.com:Widget; the install grants their scale subresource (default none)' },
   podAlertLogTails: { flag: 'podalert-log-tails', env: 'KEELSON_PODALERT_LOG_TAILS',
     help: 'PodAlert: copy failing containers\' log tails into status and alerts; false turns it off (default true)' },
   postgresAgentImage: { flag: 'postgres-agent-image', env: 'KEELSON_POSTGRES_AGENT_IMAGE',

@@ -23,6 +23,8 @@ export interface CatalogEntry {
   name: string;
   kind: KindDefinition<any, any>;
   permissions: Permission[];
+  /** What its flags add, as the install writes them (a resource the install names); the operator declares the same. */
+  configuredPermissions?(options: Partial<ControllerOptions>): Permission[];
   /**
    * Its code, loaded where it runs.
    * @internal left out of the package's declarations, so that a cdk8s app's types never reach the runtime's

@@ -40,6 +40,8 @@ export interface Operator<Settings = unknown> {
   name: string;
   /** Every API call it makes; its client refuses any other, and the install's RBAC grants exactly these. */
   permissions: readonly Permission[];
+  /** Calls it makes only as its program's settings ask (a resource an install names): declared as `permissions` are. */
+  configuredPermissions?(settings: Settings): readonly Permission[];
   setup(context: OperatorContext<Settings>): void;
 }
 
@@ -90,7 +92,7 @@ export class Manager<Settings = undefined> {
     this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
     this.leaseName = options.leaseName ?? 'keelson-controller-leader';
     this.rest = new RestClient(config, `${options.userAgent ?? 'keelson'}/${this.identity}`);
-    const declared = [...operators.flatMap((o) => o.permissions), ...eventPermissions, ...leaderElectionPermissions,
+    const declared = [...operators.flatMap((o) => this.permissionsOf(o)), ...eventPermissions, ...leaderElectionPermissions,
       ...(options.metricsSecure ? metricsAuthPermissions : [])];
     this.client = new Client(this.rest, declared, options.fieldManager ?? 'keelson', (verb, type, code) =>
       this.metrics.clientRequests.inc({ verb, resource: type.resource, code: String(code) }));
@@ -98,8 +100,12 @@ export class Manager<Settings = undefined> {
     for (const operator of operators) this.setUp(operator);
   }
 
+  private permissionsOf(operator: Operator<Settings>): readonly Permission[] {
+    return [...operator.permissions, ...operator.configuredPermissions?.(this.options.settings as Settings) ?? []];
+  }
+
   private setUp(operator: Operator<Settings>): void {
-    const client = this.client.scoped([...operator.permissions, ...eventPermissions],
+    const client = this.client.scoped([...this.permissionsOf(operator), ...eventPermissions],
       `${this.client.fieldManager}-${operator.name}`);
     const log = this.log.child({ operator: operator.name });
     operator.setup({

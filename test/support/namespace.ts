@@ -31,3 +31,16 @@ export function inNamespace(cluster: LocalCluster, namespace: () => string): InN
       .sort((a: any, b: any) => timeOf(a).localeCompare(timeOf(b))),
   };
 }
+
+export interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
+
+/** Binds `user` in `namespace` to exactly `rules` (replacing what they had), for requests made `--as` them. */
+export async function grant(cluster: LocalCluster, namespace: string, user: string, rules: Rule[]): Promise<void> {
+  await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
+    apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: user, namespace }, rules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: user, namespace },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user } },
+    ] }) });
+}

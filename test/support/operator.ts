@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { App, Chart, Testing } from 'cdk8s';
-import { controllerName, KeelsonInstall, metricsReaderName } from '../../charts/install.ts';
+import { controllerName, KeelsonInstall, metricsReaderName, type KeelsonInstallProps } from '../../charts/install.ts';
 import { operatorNames } from '../../controller/operators/catalog.ts';
 import { clusterScopedRoleName } from '../../charts/operator-install.ts';
 import type { LocalCluster } from '../../cluster/cluster.ts';
@@ -28,13 +28,14 @@ export interface InstalledOperator {
  * that namespace, or every namespace as the default install does (RBAC then a ClusterRole). Metrics are plain HTTP on
  * loopback, which tests read; secure metrics have tests of their own.
  */
-export function synthesizeInstall(namespace: string, operators: string[], { allNamespaces = false } = {}): InstalledOperator {
+export function synthesizeInstall(namespace: string, operators: string[],
+  { allNamespaces = false, props = {} }: { allNamespaces?: boolean; props?: Partial<KeelsonInstallProps> } = {}): InstalledOperator {
   const chart = new Chart(new App(), 'install');
   // One process per test: nothing to elect. The image is the one the build names, which member agents run from.
   // Tests' webhook receivers listen on loopback, which the default refuses (a later flag in extraArgs wins).
   new KeelsonInstall(chart, 'install', { namespace, createNamespace: false,
     watchNamespace: allNamespaces ? undefined : namespace, operators, leaderElection: false, metricsSecure: false,
-    controllers: { [controllerName]: operatorNames }, webhookAllowedDestinations: ['127.0.0.1'] });
+    controllers: { [controllerName]: operatorNames }, webhookAllowedDestinations: ['127.0.0.1'], ...props });
   const manifests = Testing.synth(chart) as Manifest[];
   const deployment = manifests.find((m) => m.kind === 'Deployment')!;
   const args = (deployment.spec.template.spec.containers[0].args as string[])
@@ -42,7 +43,9 @@ export function synthesizeInstall(namespace: string, operators: string[], { allN
   return { manifests, rules: manifests.filter(isControllerRole).flatMap((m) => m.rules ?? []), args };
 }
 
-const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+/** With the admission policies an install adds for what it grants (TDSet's custom scale targets). */
+const accessKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding'];
 const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'ClusterRole') &&
   [controllerName, clusterScopedRoleName(controllerName)].includes(m.metadata.name);
 
@@ -55,7 +58,7 @@ function rbacOf(install: InstalledOperator, namespace: string, allNamespaces: bo
   let index = 0;
   const perNamespace = (name: string) => name === clusterScopedRoleName(controllerName) && !allNamespaces
     ? `${name}-${namespace}` : name;
-  return install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
+  return install.manifests.filter((m) => accessKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
     const kept = isControllerRole(m) ? { ...m, rules: (m.rules ?? []).filter(() => index++ !== omitRule) } : m;
     return { ...kept, metadata: { ...kept.metadata, name: perNamespace(kept.metadata.name) },
       ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: perNamespace(kept.roleRef.name) } } : {} };
@@ -67,9 +70,9 @@ function rbacOf(install: InstalledOperator, namespace: string, allNamespaces: bo
  * as that ServiceAccount with the Deployment's args, serving metrics and health on loopback.
  */
 export async function startOperator(cluster: LocalCluster, namespace: string, operators: string[], scratch: string,
-  { omitRule, allNamespaces, extraArgs = [] }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[] } = {}):
-Promise<ControllerProcess> {
-  const install = synthesizeInstall(namespace, operators, { allNamespaces });
+  { omitRule, allNamespaces, extraArgs = [], props }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[];
+    props?: Partial<KeelsonInstallProps> } = {}): Promise<ControllerProcess> {
+  const install = synthesizeInstall(namespace, operators, { allNamespaces, props });
   const rbac = rbacOf(install, namespace, allNamespaces ?? false, omitRule);
   await cluster.kubectl(['apply', '--server-side', '-f', '-'],
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
@@ -90,7 +93,8 @@ export async function installCrds(cluster: LocalCluster): Promise<void> {
  * `prepare` says), from the file's `before` to its `after`.
  */
 export function operatorInFreshNamespace(cluster: LocalCluster, prefix: string, operators: string[],
-  { prepare }: { prepare?: (namespace: string) => Promise<void> } = {}): { namespace: string; controller: ControllerProcess } {
+  { prepare, props }: { prepare?: (namespace: string) => Promise<void>; props?: Partial<KeelsonInstallProps> } = {}):
+{ namespace: string; controller: ControllerProcess } {
   const run = {} as { namespace: string; controller: ControllerProcess };
   let scratch: string | undefined;
   let cleanup = async () => {};
@@ -100,7 +104,7 @@ export function operatorInFreshNamespace(cluster: LocalCluster, prefix: string, 
     await prepare?.(fresh.name);
     scratch = await mkdtemp(join(tmpdir(), `keelson-${prefix}-`));
     await installCrds(cluster);
-    run.controller = await startOperator(cluster, fresh.name, operators, scratch);
+    run.controller = await startOperator(cluster, fresh.name, operators, scratch, { props });
   });
   after(async () => {
     // While the controller runs, which takes their finalizers off: nothing is left to hold the namespace.

@@ -1,4 +1,6 @@
+import type { ControllerOptions } from '../../api/flags.ts';
 import { ownKind, type Permission } from '../../api/permissions.ts';
+import { parseScaleResources, scaleResourcePermissions } from './scale-resources.ts';
 
 export const permissions: Permission[] = [
   ...ownKind('tdsets', { ownsObjects: true }),
@@ -19,3 +21,7 @@ export const permissions: Permission[] = [
   { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'expose the container when spec.service is set, and remove the Service when it is not' },
 ];
+
+/** The custom resources the install lets TDSets scale (--tdset-scale-resources), and what scaling them takes. */
+export const configuredPermissions = (settings: Pick<ControllerOptions, 'tdsetScaleResources'>): Permission[] =>
+  scaleResourcePermissions(parseScaleResources(settings.tdsetScaleResources));

@@ -1,22 +1,24 @@
 // TDSet: a Deployment (and optionally a Service) whose replicas follow the schedule, requeued exactly at the next
 // window boundary. Objects of the same name it does not own are reported and left alone; an invalid spec is
 // reported and changes nothing.
+import { isDeepStrictEqual } from 'node:util';
+import type { ControllerOptions } from '../../api/flags.ts';
+import { apiVersionOfKind } from '../../api/kind.ts';
 import { restrictedContainerSecurity, restrictedPodSecurity, smallContainerResources } from '../../api/pod-security.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import { applyIfChanged, controllerReference, isControlledBy, type Owner } from '../../runtime/objects.ts';
 import { readPrimary } from '../../runtime/primary.ts';
-import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject, type ResourceType } from '../../runtime/resources.ts';
+import { ApiError } from '../../runtime/rest.ts';
 import { findCondition, setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
-import { apiVersionOfKind } from '../../api/kind.ts';
-import { permissions } from './permissions.ts';
-import { hardenedTemplate } from './template.ts';
-import { autoscalerType, autoscalerView, TargetScaler } from './target-scaler.ts';
-import { isDeepStrictEqual } from 'node:util';
-import { targetName } from './target.ts';
+import { configuredPermissions, permissions } from './permissions.ts';
+import { parseScaleResources } from './scale-resources.ts';
 import { desiredAt, nextTransition, requeueDelay, scheduleOf, scheduleProblems, type Desired } from './schedule.ts';
 import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
+import { autoscalerType, autoscalerView, TargetScaler } from './target-scaler.ts';
+import { targetName } from './target.ts';
+import { hardenedTemplate } from './template.ts';
 
 interface Deployment extends KubeObject {
   spec?: { replicas?: number };
@@ -86,9 +88,9 @@ class TDSetReconciler {
 
   private readonly targets;
 
-  constructor(private readonly ctx: OperatorContext) {
+  constructor(private readonly ctx: OperatorContext<ControllerOptions>) {
     this.tdsets = ctx.cache.informer<TDSetResource>(tdsetType, ctx.namespace, ctx.client);
-    this.targets = new TargetScaler(ctx, this.tdsets);
+    this.targets = new TargetScaler(ctx, this.tdsets, parseScaleResources(ctx.settings.tdsetScaleResources));
     this.deployments = ctx.cache.informer<Deployment>(types.deployments, ctx.namespace, ctx.client, deploymentView);
     this.services = ctx.cache.informer<KubeObject>(types.services, ctx.namespace, ctx.client, serviceView);
   }
@@ -234,9 +236,10 @@ class TDSetReconciler {
   }
 }
 
-export const tdsetOperator: Operator = {
+export const tdsetOperator: Operator<ControllerOptions> = {
   name: 'tdset',
   permissions,
+  configuredPermissions,
   setup(ctx) {
     const reconciler = new TDSetReconciler(ctx);
     ctx.addController({

@@ -1,6 +1,7 @@
 import { statusOf } from '../../api/common.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { restrictedPodSecurity, smallContainerResources, unprivilegedUser } from '../../api/pod-security.ts';
+import { scaleRight } from './scale-resources.ts';
 import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 
 const hour = (description: string) => integer({ description, minimum: 0, maximum: 23, required: true });
@@ -17,6 +18,9 @@ export const schedulingWindow = object({
   rules: [{ rule: 'self.startTime != self.endTime', message: 'startTime and endTime must differ: a window of zero ' +
     'length never opens', fieldPath: '.endTime' }],
 });
+
+/** The apps/v1 workloads a TDSet scales; custom resources are the install's to name. */
+export const appsKinds = ['Deployment', 'StatefulSet', 'ReplicaSet'] as const;
 
 const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const nextDay = `{${days.map((d, i) => `'${d}': '${days[(i + 1) % 7]}'`).join(', ')}}`;
@@ -82,12 +86,19 @@ export const tdsetSpec = object({
     'runAsNonRoot, the RuntimeDefault seccomp profile, no privilege escalation, no capabilities. Its labels get the ' +
     'TDSet\'s selector. Exactly one of container, template and scaleTargetRef.', preserveUnknownFields: true }),
   scaleTargetRef: object({
-    apiVersion: enumeration(['apps/v1'], { description: 'The workload\'s API version.', required: true }),
-    kind: enumeration(['Deployment', 'StatefulSet', 'ReplicaSet'], { description: 'The workload\'s kind.', required: true }),
+    apiVersion: string({ description: 'The workload\'s API version, group/version: apps/v1, or a custom resource\'s ' +
+      '(e.g. example.com/v1).', required: true, maxLength: 317, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-z0-9]+$' }),
+    kind: string({ description: `The workload's kind: ${appsKinds.join(', ')}, or a custom resource's with a scale ` +
+      'subresource that the install lets TDSets scale (tdsetScaleResources).', required: true, maxLength: 63,
+    pattern: '^[A-Z][A-Za-z0-9]*$' }),
     name: string({ description: 'The workload\'s name, in the TDSet\'s namespace.', required: true, minLength: 1,
       maxLength: 253 }),
   }, { description: 'A workload the TDSet does not own, in its namespace, scaled through its scale subresource and ' +
-    'otherwise never changed. Exactly one of container, template and scaleTargetRef; it cannot change.' }),
+    'otherwise never changed. Exactly one of container, template and scaleTargetRef; it cannot change.',
+  rules: [{ rule: `self.apiVersion != 'apps/v1' || self.kind in [${appsKinds.map((k) => `'${k}'`).join(', ')}]`,
+    message: `of apps/v1, a TDSet scales ${appsKinds.join(', ')}`, fieldPath: '.kind' },
+  { rule: "!self.apiVersion.startsWith('apps/') || self.apiVersion == 'apps/v1'", message: 'apps workloads are ' +
+    'apps/v1', fieldPath: '.apiVersion' }] }),
   horizontalPodAutoscaler: object({
     name: string({ description: 'The HorizontalPodAutoscaler\'s name, in the TDSet\'s namespace.', required: true,
       minLength: 1, maxLength: 253 }),
@@ -193,10 +204,7 @@ export const TDSet = defineKind({
   requesterRights: [
     { group: 'apps', resource: 'deployments', verb: 'create', when: '!has(object.spec.scaleTargetRef)',
       because: 'the controller runs a Deployment of its image for you' },
-    ...(['Deployment', 'StatefulSet', 'ReplicaSet'] as const).map((kind) => ({ group: 'apps',
-      resource: `${kind.toLowerCase()}s`, subresource: 'scale', verb: 'patch', name: 'object.spec.scaleTargetRef.name',
-      when: `has(object.spec.scaleTargetRef) && object.spec.scaleTargetRef.kind == '${kind}'`,
-      because: 'the controller scales that workload for you' })),
+    ...appsKinds.map((kind) => scaleRight('apps', `${kind.toLowerCase()}s`, kind)),
     { group: 'autoscaling', resource: 'horizontalpodautoscalers', verb: 'patch',
       name: 'object.spec.horizontalPodAutoscaler.name', when: 'has(object.spec.horizontalPodAutoscaler)',
       because: 'the controller sets that autoscaler\'s minReplicas for you' },

@@ -11,8 +11,9 @@ import type { Request } from '../../runtime/controller.ts';
 import { timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import type { Desired } from './schedule.ts';
 import { TDSet, type TDSetResource, type TDSetSpec, type TDSetStatus } from './schema.ts';
-import { autoscaledPlan, autoscalerProblem, decide, restorePlan, scales, scaleTargets, stretchOf, targetName, type Applied,
-  type Autoscaler, type TargetRef } from './target.ts';
+import type { ScaleResource } from './scale-resources.ts';
+import { autoscaledPlan, autoscalerProblem, decide, restorePlan, sameTarget, scales, stretchOf, targetName, targetType,
+  type Applied, type Autoscaler, type TargetRef } from './target.ts';
 
 const tdsetType = kindType(TDSet);
 export const autoscalerType: ResourceType = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers',
@@ -53,7 +54,9 @@ type TDSet = TDSetResource & Owner;
 export class TargetScaler {
   private readonly autoscalers;
 
-  constructor(private readonly ctx: OperatorContext, private readonly tdsets: Informer<TDSetResource>) {
+  /** `listed`: the custom resources the install lets TDSets scale. */
+  constructor(private readonly ctx: OperatorContext, private readonly tdsets: Informer<TDSetResource>,
+    private readonly listed: readonly ScaleResource[]) {
     this.autoscalers = ctx.cache.informer<AutoscalerObject>(autoscalerType, ctx.namespace, ctx.client, autoscalerView);
   }
 
@@ -95,20 +98,29 @@ export class TargetScaler {
       return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetTaken',
         message: `TDSet ${first} scales ${target} already; this one changes nothing while it does` } };
     }
-    const type = scaleTargets[ref.kind];
-    const scale = await this.ctx.client.get<Scale>(type, tdset.metadata.namespace, ref.name, 'scale');
+    const type = targetType(ref, this.listed);
+    if ('notScalable' in type) {
+      return { status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetNotScalable', message: type.notScalable } };
+    }
+    const ns = tdset.metadata.namespace;
+    const scale = await this.ctx.client.get<Scale>(type, ns, ref.name, 'scale');
+    // A custom resource may be served without a scale subresource; every apps workload has one.
+    if (!scale && type.group !== 'apps' && await this.ctx.client.get<KubeObject>(type, ns, ref.name)) {
+      return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False',
+        reason: 'TargetNotScalable', message: `${target} has no scale subresource: its CustomResourceDefinition ` +
+          'declares none (spec.versions[].subresources.scale)' } };
+    }
     if (!scale) {
       return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'TargetNotFound',
-        message: `${target} does not exist in namespace ${tdset.metadata.namespace}; looked for again every ` +
-          `${targetRetryMs / 1000}s` } };
+        message: `${target} does not exist in namespace ${ns}; looked for again every ${targetRetryMs / 1000}s` } };
     }
     const current = scale.spec?.replicas ?? 0;
     const stretch = stretchOf(desired, next);
-    const autoscalers = this.autoscalers.listNamespace(tdset.metadata.namespace).map(autoscalerOf);
+    const autoscalers = this.autoscalers.listNamespace(ns).map(autoscalerOf);
     const problem = autoscalerProblem(ref, spec.horizontalPodAutoscaler?.name, autoscalers);
     if (problem) return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', ...problem } };
     const autoscaler = autoscalers.find((a) => a.name === spec.horizontalPodAutoscaler?.name);
-    if (autoscaler && !spec.paused) return this.autoscale(tdset, ref, desired, stretch, autoscaler, current, kept, log);
+    if (autoscaler && !spec.paused) return this.autoscale(tdset, ref, type, desired, stretch, autoscaler, current, kept, log);
     const decision = decide(current, desired, stretch, previous, spec.paused);
     const why = desired.window === 'default' ? 'outside every window' : desired.window;
     switch (decision.kind) {
@@ -126,11 +138,11 @@ export class TargetScaler {
           appliedWindow: stretch }, ready: { type: 'Ready', status: 'True', reason: 'Scaled',
           message: `${target} has ${current} replicas, as the schedule asks (${why})` } };
       case 'scale': {
-        const controller = await this.controllerOf(ref, tdset.metadata.namespace);
+        const controller = await this.controllerOf(type, ref, ns);
         if (controller) return this.controlled(target, controller, kept);
         const updated = await this.changing(tdset, { target, originalReplicas: previous.originalReplicas ?? current,
-          appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, tdset.metadata.namespace,
-          ref.name, { spec: { replicas: decision.to } }, 'merge', 'scale'));
+          appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, ns, ref.name,
+          { spec: { replicas: decision.to } }, 'merge', 'scale'));
         await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
           `replicas: ${why}`);
         log.info({ target, from: decision.from, to: decision.to, window: desired.window }, 'scaled');
@@ -144,8 +156,8 @@ export class TargetScaler {
   }
 
   /** With an autoscaler on the target: its minReplicas follow the schedule, and the replicas are its own but at 0. */
-  private async autoscale(tdset: TDSet, ref: TargetRef, desired: Desired, stretch: string, autoscaler: Autoscaler,
-    current: number, kept: Partial<TDSetStatus>, log: Logger): Promise<TargetOutcome> {
+  private async autoscale(tdset: TDSet, ref: TargetRef, type: ResourceType, desired: Desired, stretch: string,
+    autoscaler: Autoscaler, current: number, kept: Partial<TDSetStatus>, log: Logger): Promise<TargetOutcome> {
     const target = targetName(ref);
     const ns = tdset.metadata.namespace;
     const plan = autoscaledPlan(desired.replicas, current, autoscaler, stretch, kept);
@@ -161,7 +173,7 @@ export class TargetScaler {
     let updated: TDSet | undefined;
     const changes: string[] = [];
     if (plan.minReplicas !== undefined || plan.scaleTo !== undefined) {
-      const controller = await this.controllerOf(ref, ns);
+      const controller = await this.controllerOf(type, ref, ns);
       if (controller) return this.controlled(target, controller, kept);
       updated = await this.changing(tdset, { target, ...originals, appliedMinReplicas: minReplicas,
         appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch }, async () => {
@@ -171,7 +183,7 @@ export class TargetScaler {
             `to ${plan.minReplicas}`);
         }
         if (plan.scaleTo !== undefined) {
-          await this.ctx.client.patch(scaleTargets[ref.kind], ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
+          await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
           changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
         }
       });
@@ -210,8 +222,8 @@ export class TargetScaler {
   }
 
   /** What controls the target (a Deployment its ReplicaSet, a TDSet its Deployment), if anything does. */
-  private async controllerOf(ref: TargetRef, namespace: string): Promise<string | undefined> {
-    const workload = await this.ctx.client.get<KubeObject>(scaleTargets[ref.kind], namespace, ref.name);
+  private async controllerOf(type: ResourceType, ref: TargetRef, namespace: string): Promise<string | undefined> {
+    const workload = await this.ctx.client.get<KubeObject>(type, namespace, ref.name);
     const owner = workload?.metadata.ownerReferences?.find((r) => r.controller);
     return owner && `${owner.kind}/${owner.name}`;
   }
@@ -220,8 +232,8 @@ export class TargetScaler {
   private firstFor(tdset: TDSet, ref: TargetRef): string | undefined {
     const rank = (t: TDSetResource) => `${t.metadata.creationTimestamp ?? ''} ${t.metadata.name}`;
     return this.tdsets.listNamespace(tdset.metadata.namespace).filter((other) => !other.metadata.deletionTimestamp &&
-      other.metadata.name !== tdset.metadata.name && other.spec?.scaleTargetRef?.kind === ref.kind &&
-      other.spec.scaleTargetRef.name === ref.name && rank(other) < rank(tdset))
+      other.metadata.name !== tdset.metadata.name && other.spec?.scaleTargetRef !== undefined &&
+      sameTarget(other.spec.scaleTargetRef, ref) && rank(other) < rank(tdset))
       .sort((a, b) => rank(a).localeCompare(rank(b)))[0]?.metadata.name;
   }
 
@@ -233,7 +245,9 @@ export class TargetScaler {
     const ref = tdset.spec?.scaleTargetRef;
     if (!ref || this.firstFor(tdset, ref)) return;
     const ns = tdset.metadata.namespace;
-    const type = scaleTargets[ref.kind];
+    const type = targetType(ref, this.listed);
+    // Never scaled: a kind the install does not list.
+    if ('notScalable' in type) return;
     const named = tdset.spec?.horizontalPodAutoscaler?.name;
     const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(ns).map(autoscalerOf)
       .find((a) => a.name === named);

@@ -3,19 +3,37 @@
 // where it cannot be garbage-collected first). Replicas someone else sets within a window are theirs until the next
 // window: the TDSet scales at boundaries and when its spec changes, and never fights a person between them.
 import { types, type ResourceType } from '../../runtime/resources.ts';
+import { scaleResourceText, scaleResourceType, type ScaleResource } from './scale-resources.ts';
 import type { Desired } from './schedule.ts';
-import type { TDSetSpec, TDSetStatus } from './schema.ts';
+import type { appsKinds, TDSetSpec, TDSetStatus } from './schema.ts';
 
 export type TargetRef = NonNullable<TDSetSpec['scaleTargetRef']>;
 
-/** The workloads a TDSet may scale, by kind (apps/v1). */
-export const scaleTargets: Record<TargetRef['kind'], ResourceType> = {
+const appsTargets: Record<(typeof appsKinds)[number], ResourceType> = {
   Deployment: types.deployments,
   StatefulSet: { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true },
   ReplicaSet: { group: 'apps', version: 'v1', resource: 'replicasets', kind: 'ReplicaSet', namespaced: true },
 };
 
+/**
+ * The resource `ref` names: an apps/v1 workload, or a custom resource among those the install lists; otherwise why
+ * not, which the schema cannot say (the list is the install's).
+ */
+export function targetType(ref: TargetRef, listed: readonly ScaleResource[]): ResourceType | { notScalable: string } {
+  const [group = '', version = ''] = ref.apiVersion.split('/');
+  if (group === 'apps') return appsTargets[ref.kind as keyof typeof appsTargets];
+  const custom = listed.find((r) => r.group === group && r.kind === ref.kind);
+  if (custom) return scaleResourceType(custom, version);
+  return { notScalable: `this install scales Deployments, StatefulSets, ReplicaSets${listed.length ? ` and ` +
+    listed.map(scaleResourceText).join(', ') : ''}, not ${ref.kind} of ${group}: an admin adds it to the install's ` +
+    'tdsetScaleResources (--tdset-scale-resources), which grants the controller its scale subresource' };
+}
+
 export const targetName = (ref: Pick<TargetRef, 'kind' | 'name'>) => `${ref.kind}/${ref.name}`;
+
+/** Whether two refs name the same workload (one kind may be in two groups). */
+export const sameTarget = (a: TargetRef, b: TargetRef) => a.kind === b.kind && a.name === b.name &&
+  a.apiVersion.split('/')[0] === b.apiVersion.split('/')[0];
 
 /** What the TDSet last did to its target, as status keeps it. */
 export type Applied = Pick<TDSetStatus, 'originalReplicas' | 'appliedReplicas' | 'appliedWindow' | 'originalMinReplicas' |

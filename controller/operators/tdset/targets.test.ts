@@ -3,13 +3,30 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { testCluster } from '../../../test/support/cluster.ts';
-import { inNamespace } from '../../../test/support/namespace.ts';
+import { grant, inNamespace } from '../../../test/support/namespace.ts';
 import { operatorInFreshNamespace } from '../../../test/support/operator.ts';
 import { waitFor } from '../../../cluster/wait.ts';
 
 const cluster = testCluster();
-const run = operatorInFreshNamespace(cluster, 'tdset-targets', ['tdset'], { prepare: (namespace) =>
-  cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted']).then(() => undefined) });
+/** A custom resource of a test group, with a scale subresource or without. */
+const customResource = (kind: string, plural: string, scale: boolean) => ({ apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition', metadata: { name: `${plural}.example.com` }, spec: { group: 'example.com',
+    scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: {
+      spec: { type: 'object', properties: { replicas: { type: 'integer' }, colour: { type: 'string' } } },
+      status: { type: 'object', properties: { replicas: { type: 'integer' } } } } } },
+    subresources: { status: {}, ...(scale ? { scale: { specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas' } } : {}) } }] } });
+const run = operatorInFreshNamespace(cluster, 'tdset-targets', ['tdset'], {
+  props: { tdsetScaleResources: [{ group: 'example.com', resource: 'widgets', kind: 'Widget' },
+    { group: 'example.com', resource: 'gadgets', kind: 'Gadget' }] },
+  prepare: async (namespace) => {
+    await cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted']);
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List',
+      items: [customResource('Widget', 'widgets', true), customResource('Gadget', 'gadgets', false)] }) });
+    await cluster.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/widgets.example.com',
+      'crd/gadgets.example.com']);
+  } });
 const { kubectl, json, get, events } = inNamespace(cluster, () => run.namespace);
 
 const dayNames = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -25,6 +42,8 @@ const workload = (kind: 'Deployment' | 'StatefulSet', name: string, replicas: nu
 const tdset = (name: string, spec: Record<string, unknown>) => JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1',
   kind: 'TDSet', metadata: { name, namespace: run.namespace }, spec: { timeZone: 'UTC', defaultReplica: 1, ...spec } });
 const allDay = [{ days: dayNames, start: '00:00', end: '00:00', replicas: 2 }];
+const widget = (name: string, replicas: number) => JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Widget',
+  metadata: { name, namespace: run.namespace, labels: { team: 'shop' } }, spec: { replicas, colour: 'blue' } });
 const apply = (body: string) => cluster.kubectl(['apply', '-f', '-'], { input: body, allowFailure: true });
 const patch = (name: string, body: object) => kubectl('patch', 'tds', name, '--type=merge', '-p', JSON.stringify(body));
 
@@ -55,13 +74,27 @@ describe('TDSet on workloads it does not own', () => {
         end: hhmm(new Date(opens.getTime() + 30 * 60_000)), replicas: 3 };
       assert.equal((await apply(tdset('shop', { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'shop' },
         schedule: [window] }))).code, 0);
+      // A custom resource with a scale subresource, on the same window.
+      assert.equal((await apply(widget('shop', 2))).code, 0);
+      const widgetBefore = await json('widget', 'shop');
+      assert.equal((await apply(tdset('widget', { scaleTargetRef: { apiVersion: 'example.com/v1', kind: 'Widget',
+        name: 'shop' }, schedule: [window] }))).code, 0);
       const outside = await replicasOf('deployment', 'shop', 1);
+      const widgetOutside = await replicasOf('widget', 'shop', 1);
       const waiting = await ready('shop', 'Scaled');
       assert.deepEqual([waiting.status.target, waiting.status.originalReplicas, waiting.status.activeWindow,
         waiting.status.nextTransitionTime], ['Deployment/shop', 2, 'default', opens.toISOString().replace('.000', '')]);
 
       const inside = await replicasOf('deployment', 'shop', 3, opens.getTime() - Date.now() + 30_000);
       assert.ok(Date.now() >= opens.getTime(), 'scaled before the window opened');
+      const widgetInside = await replicasOf('widget', 'shop', 3);
+      for (const scaled of [widgetOutside, widgetInside]) {
+        assert.deepEqual([scaled.spec.colour, scaled.metadata.labels, scaled.metadata.generation - widgetBefore.metadata.generation],
+          ['blue', { team: 'shop' }, scaled === widgetOutside ? 1 : 2]);
+      }
+      assert.equal((await get('tds', 'widget')).status.target, 'Widget/shop');
+      await kubectl('delete', 'tds', 'widget');
+      await replicasOf('widget', 'shop', 2);
       const name = `${window.days[0]} ${window.start}-${window.end}`;
       await waitFor(`status.activeWindow ${name}`, async () => (await get('tds', 'shop')).status.activeWindow === name);
       const notes = await waitFor('both Scaled Events', async () => {
@@ -217,6 +250,36 @@ describe('TDSet on workloads it does not own', () => {
       JSON.stringify({ spec: { scaleTargetRef: { ...target, name: 'other' } } })).then(() => '', (e: Error) => e.message);
     assert.match(moved, /spec.scaleTargetRef cannot be set, changed or removed: make a new TDSet/);
     await kubectl('delete', 'tds', 'moves');
+  });
+
+  it('scales only the custom resources the install names, and those only for whoever may scale them', async () => {
+    // Listed, but its CustomResourceDefinition declares no scale subresource.
+    await apply(JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g', namespace: run.namespace },
+      spec: { replicas: 1 } }));
+    await apply(tdset('gadget', { scaleTargetRef: { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'g' }, schedule: allDay }));
+    const noScale = await ready('gadget', 'TargetNotScalable');
+    assert.equal(noScale.status.conditions.find((c: any) => c.type === 'Ready').message, 'Gadget/g has no scale ' +
+      'subresource: its CustomResourceDefinition declares none (spec.versions[].subresources.scale)');
+    // Not listed: not scaled, whatever it is.
+    await apply(tdset('gizmo', { scaleTargetRef: { apiVersion: 'example.com/v1', kind: 'Gizmo', name: 'g' }, schedule: allDay }));
+    const unlisted = await ready('gizmo', 'TargetNotScalable');
+    assert.ok(unlisted.status.conditions.find((c: any) => c.type === 'Ready').message.startsWith('this install scales ' +
+      'Deployments, StatefulSets, ReplicaSets and widgets.example.com:Widget, gadgets.example.com:Gadget, not Gizmo of ' +
+      'example.com: '));
+    await kubectl('delete', 'tds', 'gadget', 'gizmo');
+
+    // Admission asks whoever points a TDSet at a Widget for patch on its scale, as for a Deployment.
+    const tdsetOnWidget = tdset('by-user', { scaleTargetRef: { apiVersion: 'example.com/v1', kind: 'Widget', name: 'shop' },
+      schedule: allDay });
+    const applyAs = async () => (await cluster.kubectl(['apply', '--dry-run=server', '--as', 'tds-user', '-f', '-'],
+      { input: tdsetOnWidget, allowFailure: true })).stderr;
+    const own = { apiGroups: ['keelson.dev'], resources: ['tdsets'], verbs: ['get', 'create', 'patch'] };
+    await grant(cluster, run.namespace, 'tds-user', [own]);
+    await waitFor('the TDSet refused', async () => (await applyAs()).includes('tds-user may not create or change this ' +
+      `TDSet: it needs patch on widgets.example.com/scale named shop in namespace ${run.namespace}`) || undefined);
+    await grant(cluster, run.namespace, 'tds-user', [own, { apiGroups: ['example.com'], resources: ['widgets/scale'],
+      verbs: ['patch'], resourceNames: ['shop'] }]);
+    await waitFor('the TDSet admitted', async () => (await applyAs()) === '' || undefined);
   });
 
   it('never met a 403', async () => {
