@@ -1999,6 +1999,13 @@ export interface TdSetSpec {
   readonly container?: TdSetSpecContainer;
 
   /**
+   * With spec.horizontalPodAutoscaler: its maxReplicas outside every window and exception (at least the replicas). Where none is given, the autoscaler gets back the maxReplicas it had before the TDSet set them.
+   *
+   * @schema TdSetSpec#defaultMaxReplicas
+   */
+  readonly defaultMaxReplicas?: number;
+
+  /**
    * Replicas to run outside every window and exception.
    *
    * @schema TdSetSpec#defaultReplica
@@ -2098,6 +2105,7 @@ export function toJson_TdSetSpec(obj: TdSetSpec | undefined): Record<string, any
   if (obj === undefined) { return undefined; }
   const result = {
     'container': toJson_TdSetSpecContainer(obj.container),
+    'defaultMaxReplicas': obj.defaultMaxReplicas,
     'defaultReplica': obj.defaultReplica,
     'exceptions': obj.exceptions?.map(y => toJson_TdSetSpecExceptions(y)),
     'horizontalPodAutoscaler': toJson_TdSetSpecHorizontalPodAutoscaler(obj.horizontalPodAutoscaler),
@@ -2198,6 +2206,13 @@ export interface TdSetSpecExceptions {
   readonly from?: string;
 
   /**
+   * With spec.horizontalPodAutoscaler: its maxReplicas all through the exception (at least the replicas). Where none is given, the autoscaler gets back the maxReplicas it had before the TDSet set them.
+   *
+   * @schema TdSetSpecExceptions#maxReplicas
+   */
+  readonly maxReplicas?: number;
+
+  /**
    * Replicas all through the exception, whatever the windows say.
    *
    * @schema TdSetSpecExceptions#replicas
@@ -2221,6 +2236,7 @@ export function toJson_TdSetSpecExceptions(obj: TdSetSpecExceptions | undefined)
   const result = {
     'date': obj.date,
     'from': obj.from,
+    'maxReplicas': obj.maxReplicas,
     'replicas': obj.replicas,
     'to': obj.to,
   };
@@ -2264,6 +2280,13 @@ export function toJson_TdSetSpecHorizontalPodAutoscaler(obj: TdSetSpecHorizontal
  */
 export interface TdSetSpecOverride {
   /**
+   * With spec.horizontalPodAutoscaler: its maxReplicas until then (at least the replicas). Where none is given, the autoscaler gets back the maxReplicas it had before the TDSet set them.
+   *
+   * @schema TdSetSpecOverride#maxReplicas
+   */
+  readonly maxReplicas?: number;
+
+  /**
    * Replicas until the time given, whatever the schedule says.
    *
    * @schema TdSetSpecOverride#replicas
@@ -2285,6 +2308,7 @@ export interface TdSetSpecOverride {
 export function toJson_TdSetSpecOverride(obj: TdSetSpecOverride | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'maxReplicas': obj.maxReplicas,
     'replicas': obj.replicas,
     'until': obj.until?.toISOString(),
   };
@@ -2358,6 +2382,13 @@ export interface TdSetSpecSchedule {
   readonly end: string;
 
   /**
+   * With spec.horizontalPodAutoscaler: its maxReplicas while the window is open (at least the replicas). Where none is given, the autoscaler gets back the maxReplicas it had before the TDSet set them.
+   *
+   * @schema TdSetSpecSchedule#maxReplicas
+   */
+  readonly maxReplicas?: number;
+
+  /**
    * Replicas while the window is open; 0 is allowed.
    *
    * @schema TdSetSpecSchedule#replicas
@@ -2381,6 +2412,7 @@ export function toJson_TdSetSpecSchedule(obj: TdSetSpecSchedule | undefined): Re
   const result = {
     'days': obj.days?.map(y => y),
     'end': obj.end,
+    'maxReplicas': obj.maxReplicas,
     'replicas': obj.replicas,
     'start': obj.start,
   };

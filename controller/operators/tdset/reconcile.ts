@@ -28,7 +28,7 @@ interface Deployment extends KubeObject {
 const tdsetType = kindType(TDSet);
 /** The status fields that record what the TDSet did to a target. */
 const targetRecordFields = ['target', 'originalReplicas', 'appliedReplicas', 'appliedWindow', 'originalMinReplicas',
-  'appliedMinReplicas', 'lastScaleTime', 'lastScaleReason'];
+  'appliedMinReplicas', 'originalMaxReplicas', 'appliedMaxReplicas', 'lastScaleTime', 'lastScaleReason'];
 const managedBy = 'app.kubernetes.io/managed-by';
 /**
  * The cache holds only the Deployments and Services Keelson labelled, and of them what the reconcile compares: a

@@ -160,6 +160,21 @@ describe('TDSet schedule by day and minute', () => {
     assert.deepEqual(desiredAt(woken, utc('2026-06-13T15:00:00')), { replicas: 0, window: 'default' });
   });
 
+  it('carries an autoscaler\'s maxReplicas with the stretch that gives them', () => {
+    const bounded = week([{ ...officeWindows[0]!, maxReplicas: 20 }, { days: ['Sat'], start: '10:00', end: '12:00',
+      replicas: 0, maxReplicas: 20 }], { defaultMaxReplicas: 3, exceptions: [{ date: '2026-12-25', replicas: 0 }],
+    override: { replicas: 2, maxReplicas: 4, until: '2026-06-15T15:00:00Z' } });
+    assert.deepEqual(desiredAt(bounded, utc('2026-06-12T10:00:00')), { replicas: 2, maxReplicas: 4, window: 'override' });
+    assert.deepEqual(desiredAt(bounded, utc('2026-06-16T10:00:00')),
+      { replicas: 5, maxReplicas: 20, window: 'Mon-Fri 07:30-19:00' });
+    assert.deepEqual(desiredAt(bounded, utc('2026-06-16T20:00:00')), { replicas: 0, maxReplicas: 3, window: 'default' });
+    // An exception that gives none leaves the autoscaler its own.
+    assert.deepEqual(desiredAt(bounded, utc('2026-12-25T10:00:00')), { replicas: 0, window: 'exception 2026-12-25' });
+    // Saturday 10:00 CEST asks for the default's 0 replicas, and another bound.
+    assert.deepEqual(nextTransition(bounded, utc('2026-06-19T20:00:00')), utc('2026-06-20T08:00:00'));
+    assert.deepEqual(desiredAt(bounded, utc('2026-06-20T08:00:00')), { replicas: 0, maxReplicas: 20, window: 'Sat 10:00-12:00' });
+  });
+
   it('names days as people write them', () => {
     assert.equal(daysName([1, 2, 3, 4, 5]), 'Mon-Fri');
     assert.equal(daysName([6, 0]), 'Sat,Sun');

@@ -4,10 +4,7 @@
 // clock skips in spring opens the window when the clock jumps past it, and no window opens twice in a repeated
 // hour in autumn. Exceptions (holidays, freezes) come before windows, an override before both.
 import { dayMs, dayOf, minuteOf, weekdayOf, ZoneClock, type LocalTime } from './clock.ts';
-import type { TDSetSpec } from './schema.ts';
-
-export const dayNames = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
-export type Day = (typeof dayNames)[number];
+import { days as dayNames, type TDSetSpec } from './schema.ts';
 
 export interface Window {
   /** Weekdays, 0 for Sunday. */
@@ -16,6 +13,8 @@ export interface Window {
   start: number;
   end: number;
   replicas: number;
+  /** The autoscaler's bound meanwhile, if the spec gives one. */
+  maxReplicas?: number;
   /** As status shows it: "9-17" for an hourly window, "Mon-Fri 07:30-19:00" for one of spec.schedule. */
   name: string;
   /** Where the spec says it, for errors. */
@@ -27,6 +26,7 @@ export interface Exception {
   /** Not included. */
   to: LocalTime;
   replicas: number;
+  maxReplicas?: number;
   name: string;
   path: string;
 }
@@ -35,13 +35,16 @@ export interface Schedule {
   windows: readonly Window[];
   exceptions?: readonly Exception[];
   defaultReplicas: number;
+  defaultMaxReplicas?: number;
   timeZone: string;
   /** Replicas asked for until an instant (ms), whatever the schedule says. */
-  override?: { replicas: number; until: number };
+  override?: { replicas: number; maxReplicas?: number; until: number };
 }
 
 export interface Desired {
   replicas: number;
+  /** An autoscaler's maxReplicas, where the spec gives one. */
+  maxReplicas?: number;
   /** What is in force: a window's name, "exception <date>", "override", or "default". */
   window: string;
 }
@@ -65,22 +68,24 @@ const localOf = (value: string, end: boolean): LocalTime => value.length === 10
 
 /** The schedule a TDSet's spec describes, with the seed's hourly windows or spec.schedule. */
 export function scheduleOf(spec: Pick<TDSetSpec, 'schedulingConfig' | 'schedule' | 'exceptions' | 'defaultReplica' |
-  'timeZone' | 'override'>): Schedule {
+  'defaultMaxReplicas' | 'timeZone' | 'override'>): Schedule {
   const everyDay = [0, 1, 2, 3, 4, 5, 6];
   const windows: Window[] = spec.schedule
     ? spec.schedule.map((w, i) => ({ days: w.days.map((d) => dayNames.indexOf(d)), start: minuteOf(w.start),
-      end: minuteOf(w.end), replicas: w.replicas, path: `spec.schedule[${i}]`,
+      end: minuteOf(w.end), replicas: w.replicas, maxReplicas: w.maxReplicas, path: `spec.schedule[${i}]`,
       name: `${daysName(w.days.map((d) => dayNames.indexOf(d)))} ${w.start}-${w.end}` }))
     : (spec.schedulingConfig ?? []).map((w, i) => ({ days: everyDay, start: w.startTime * 60, end: w.endTime * 60,
       replicas: w.replica, name: `${w.startTime}-${w.endTime}`, path: `spec.schedulingConfig[${i}]` }));
   const exceptions = (spec.exceptions ?? []).map((e, i) => {
     const [from, to] = e.date ? [e.date, e.date] : [e.from ?? '', e.to ?? ''];
-    return { from: localOf(from, false), to: localOf(to, true), replicas: e.replicas, path: `spec.exceptions[${i}]`,
+    return { from: localOf(from, false), to: localOf(to, true), replicas: e.replicas, maxReplicas: e.maxReplicas,
+      path: `spec.exceptions[${i}]`,
       name: `exception ${e.date ?? `${from}/${to}`}` };
   });
   const until = spec.override ? Date.parse(spec.override.until) : NaN;
-  return { windows, exceptions, defaultReplicas: spec.defaultReplica, timeZone: spec.timeZone,
-    ...(spec.override && !Number.isNaN(until) ? { override: { replicas: spec.override.replicas, until } } : {}) };
+  return { windows, exceptions, defaultReplicas: spec.defaultReplica, defaultMaxReplicas: spec.defaultMaxReplicas,
+    timeZone: spec.timeZone, ...(spec.override && !Number.isNaN(until)
+      ? { override: { replicas: spec.override.replicas, maxReplicas: spec.override.maxReplicas, until } } : {}) };
 }
 
 /** Why the schedule cannot be followed (an unknown zone, overlapping windows, a date that is none), or nothing. */
@@ -115,6 +120,7 @@ interface Span {
   from: number;
   to: number;
   replicas: number;
+  maxReplicas?: number;
   name: string;
 }
 
@@ -127,19 +133,22 @@ function spans(schedule: Schedule, instant: number): { exceptions: Span[]; windo
     for (const w of schedule.windows.filter((w) => w.days.includes(weekdayOf(day)))) {
       const from = clock.instantOf({ day, minute: w.start });
       const to = clock.instantOf({ day: w.end > w.start ? day : day + 1, minute: w.end });
-      if (to > from) windows.push({ from, to, replicas: w.replicas, name: w.name });
+      if (to > from) windows.push({ from, to, replicas: w.replicas, maxReplicas: w.maxReplicas, name: w.name });
     }
   }
   const exceptions = (schedule.exceptions ?? []).map((e) => ({ from: clock.instantOf(e.from), to: clock.instantOf(e.to),
-    replicas: e.replicas, name: e.name }));
+    replicas: e.replicas, maxReplicas: e.maxReplicas, name: e.name }));
   return { exceptions, windows };
 }
 
 function desiredFrom(schedule: Schedule, { exceptions, windows }: ReturnType<typeof spans>, instant: number): Desired {
-  if (schedule.override && instant < schedule.override.until) return { replicas: schedule.override.replicas, window: 'override' };
+  const { override } = schedule;
   // Exceptions in the order the spec lists them: the first wins where they overlap.
-  const open = exceptions.find((s) => s.from <= instant && instant < s.to) ?? windows.find((s) => s.from <= instant && instant < s.to);
-  return open ? { replicas: open.replicas, window: open.name } : { replicas: schedule.defaultReplicas, window: 'default' };
+  const open = override && instant < override.until ? { ...override, name: 'override' }
+    : exceptions.find((s) => s.from <= instant && instant < s.to) ?? windows.find((s) => s.from <= instant && instant < s.to);
+  const { replicas, maxReplicas, name } = open ??
+    { replicas: schedule.defaultReplicas, maxReplicas: schedule.defaultMaxReplicas, name: 'default' };
+  return { replicas, window: name, ...(maxReplicas !== undefined ? { maxReplicas } : {}) };
 }
 
 export function desiredAt(schedule: Schedule, instant: Date): Desired {
@@ -159,6 +168,7 @@ export function nextTransition(schedule: Schedule, instant: Date): Date | undefi
     .filter((b) => b > now).sort((a, b) => a - b);
   const next = boundaries.find((b) => {
     const then = desiredFrom(schedule, all, b);
+    // One window's bounds are the same wherever it is in force: its name and replicas tell every change.
     return then.window !== current.window || then.replicas !== current.replicas;
   });
   return next === undefined ? undefined : new Date(next);

@@ -22,12 +22,20 @@ export const schedulingWindow = object({
 /** The apps/v1 workloads a TDSet scales; custom resources are the install's to name. */
 export const appsKinds = ['Deployment', 'StatefulSet', 'ReplicaSet'] as const;
 
-const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
+/** Days as the spec writes them, Sunday first (as Date's getDay counts). */
+export const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const nextDay = `{${days.map((d, i) => `'${d}': '${days[(i + 1) % 7]}'`).join(', ')}}`;
 const clockTime = (description: string) => string({ description, required: true, minLength: 5, maxLength: 5,
   pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' });
 const datePattern = '[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])';
 const replicas = (description: string) => integer({ description, minimum: 0, maximum: 10000, required: true });
+/** An autoscaler's bound for a stretch of the schedule, and the CEL that keeps it above the replicas asked for. */
+const maxReplicas = (when: string) => integer({ description: `With spec.horizontalPodAutoscaler: its maxReplicas ${when} ` +
+  '(at least the replicas). Where none is given, the autoscaler gets back the maxReplicas it had before the TDSet ' +
+  'set them.', minimum: 1, maximum: 10000 });
+const maxAboveReplicas = (replicasField = 'replicas', maxField = 'maxReplicas') => ({
+  rule: `!has(self.${maxField}) || self.${maxField} >= self.${replicasField}`,
+  message: `${maxField} must be at least ${replicasField}`, fieldPath: `.${maxField}` });
 /** Where a window (a) covers minutes of a day it shares with another (b), and of the day after its days. */
 const end = (w: string) => `(${w}.end > ${w}.start ? ${w}.end : '24:00')`;
 const overlaps = `a.days.exists(d, d in b.days && a.start < ${end('b')} && b.start < ${end('a')}) || ` +
@@ -40,7 +48,8 @@ export const weekWindow = object({
   end: clockTime('When the window closes, HH:MM: not included. An end not after the start runs past midnight into ' +
     'the next day (Fri 22:00-02:00 closes on Saturday); equal to the start, the window lasts a whole day.'),
   replicas: replicas('Replicas while the window is open; 0 is allowed.'),
-}, { description: 'A window of the week and the replicas it asks for.' });
+  maxReplicas: maxReplicas('while the window is open'),
+}, { description: 'A window of the week and the replicas it asks for.', rules: [maxAboveReplicas()] });
 
 export const scheduleException = object({
   date: string({ description: 'A whole day, YYYY-MM-DD in spec.timeZone (a holiday).', pattern: `^${datePattern}$`,
@@ -50,6 +59,7 @@ export const scheduleException = object({
   to: string({ description: 'The end of a range: YYYY-MM-DD includes that day; YYYY-MM-DDTHH:MM is not included.',
     pattern: `^${datePattern}(T([01][0-9]|2[0-3]):[0-5][0-9])?$`, maxLength: 16 }),
   replicas: replicas('Replicas all through the exception, whatever the windows say.'),
+  maxReplicas: maxReplicas('all through the exception'),
 }, {
   description: 'A day or range (holidays, freezes) when the replicas are these, whatever the windows say.',
   rules: [
@@ -57,6 +67,7 @@ export const scheduleException = object({
     { rule: 'has(self.from) == has(self.to)', message: 'a range needs both from and to' },
     { rule: '!has(self.from) || !has(self.to) || (size(self.from) == 10 ? self.from + \'T00:00\' : self.from) < ' +
       '(size(self.to) == 10 ? self.to + \'T24:00\' : self.to)', message: 'to must come after from', fieldPath: '.to' },
+    maxAboveReplicas(),
   ],
 });
 
@@ -138,10 +149,12 @@ export const tdsetSpec = object({
     replicas: replicas('Replicas until the time given, whatever the schedule says.'),
     until: string({ description: 'When the schedule takes over again (RFC 3339), e.g. 2026-11-27T18:00:00Z.',
       format: 'date-time', required: true }),
+    maxReplicas: maxReplicas('until then'),
   }, { description: 'An on-demand change (waking an environment up): these replicas until then, after which the ' +
-    'schedule resumes; an override past its time changes nothing.' }),
+    'schedule resumes; an override past its time changes nothing.', rules: [maxAboveReplicas()] }),
   defaultReplica: integer({ description: 'Replicas to run outside every window and exception.', minimum: 0,
     maximum: 10000, default: 1 }),
+  defaultMaxReplicas: maxReplicas('outside every window and exception'),
   intervalMint: integer({ description: 'When set, also re-check every this many minutes (1-1440); windows are ' +
     'always applied exactly at their boundaries.', minimum: 1, maximum: 1440 }),
   timeZone: string({ description: 'The IANA time zone the hours are in, e.g. Europe/Berlin; daylight-saving ' +
@@ -164,6 +177,11 @@ export const tdsetSpec = object({
       '(!has(self.horizontalPodAutoscaler) || self.horizontalPodAutoscaler == oldSelf.horizontalPodAutoscaler)',
     message: 'spec.horizontalPodAutoscaler cannot be set, changed or removed: make a new TDSet',
     fieldPath: '.horizontalPodAutoscaler' },
+    maxAboveReplicas('defaultReplica', 'defaultMaxReplicas'),
+    { rule: 'has(self.horizontalPodAutoscaler) || !(has(self.defaultMaxReplicas) || (has(self.schedule) && ' +
+      'self.schedule.exists(w, has(w.maxReplicas))) || (has(self.exceptions) && self.exceptions.exists(e, ' +
+      'has(e.maxReplicas))) || (has(self.override) && has(self.override.maxReplicas)))',
+    message: 'maxReplicas are the autoscaler\'s: give spec.horizontalPodAutoscaler' },
   ],
 });
 
@@ -178,6 +196,10 @@ export const tdsetStatus = statusOf({
     'set them, restored when the TDSet is deleted.', minimum: 0 }),
   appliedMinReplicas: integer({ description: 'With horizontalPodAutoscaler: the minReplicas the TDSet last set.',
     minimum: 0 }),
+  originalMaxReplicas: integer({ description: 'With horizontalPodAutoscaler: its maxReplicas before the TDSet first ' +
+    'set them, given back where the schedule asks for none and when the TDSet is deleted.', minimum: 1 }),
+  appliedMaxReplicas: integer({ description: 'With horizontalPodAutoscaler: the maxReplicas the TDSet last set.',
+    minimum: 1 }),
   appliedWindow: string({ description: 'With scaleTargetRef: the window (its replicas, and when it ends) appliedReplicas was for. ' +
     'Replicas someone else changes within it are left as they are until the next window.' }),
   lastScaleTime: string({ description: 'When the TDSet last changed the replicas.', format: 'date-time' }),

@@ -89,8 +89,10 @@ export class TargetScaler {
   private async scale(tdset: TDSet, spec: TDSetSpec, ref: TargetRef, desired: Desired, next: Date | undefined,
     log: Logger): Promise<TargetOutcome> {
     const target = targetName(ref);
-    const { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas } = tdset.status ?? {};
-    const previous: Applied = { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas };
+    const { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas, originalMaxReplicas,
+      appliedMaxReplicas } = tdset.status ?? {};
+    const previous: Applied = { originalReplicas, appliedReplicas, appliedWindow, originalMinReplicas, appliedMinReplicas,
+      originalMaxReplicas, appliedMaxReplicas };
     const kept = { target, ...previous, lastScaleTime: tdset.status?.lastScaleTime,
       lastScaleReason: tdset.status?.lastScaleReason };
     const first = this.firstFor(tdset, ref);
@@ -160,27 +162,35 @@ export class TargetScaler {
     autoscaler: Autoscaler, current: number, kept: Partial<TDSetStatus>, log: Logger): Promise<TargetOutcome> {
     const target = targetName(ref);
     const ns = tdset.metadata.namespace;
-    const plan = autoscaledPlan(desired.replicas, current, autoscaler, stretch, kept);
+    const plan = autoscaledPlan(desired, current, autoscaler, stretch, kept);
     const why = desired.window === 'default' ? 'outside every window' : desired.window;
     if (plan === 'changed-elsewhere') {
       return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'True', reason: 'ChangedElsewhere',
-        message: `someone else changed HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas or ${target}'s replicas ` +
+        message: `someone else changed HorizontalPodAutoscaler ${autoscaler.name}'s bounds or ${target}'s replicas ` +
           'since the TDSet set them; it sets them again when the schedule next changes' } };
     }
+    // The maxReplicas it had are recorded the first time the TDSet holds it at others.
     const originals = { originalReplicas: kept.originalReplicas ?? current,
-      originalMinReplicas: kept.originalMinReplicas ?? autoscaler.minReplicas ?? 1 };
+      originalMinReplicas: kept.originalMinReplicas ?? autoscaler.minReplicas ?? 1,
+      originalMaxReplicas: kept.originalMaxReplicas ?? (plan.heldMaxReplicas !== undefined ? autoscaler.maxReplicas : undefined) };
     const minReplicas = plan.minReplicas ?? autoscaler.minReplicas ?? 1;
+    const bounds = { appliedMinReplicas: minReplicas, appliedMaxReplicas: plan.heldMaxReplicas };
     let updated: TDSet | undefined;
     const changes: string[] = [];
-    if (plan.minReplicas !== undefined || plan.scaleTo !== undefined) {
+    if (plan.minReplicas !== undefined || plan.maxReplicas !== undefined || plan.scaleTo !== undefined) {
       const controller = await this.controllerOf(type, ref, ns);
       if (controller) return this.controlled(target, controller, kept);
-      updated = await this.changing(tdset, { target, ...originals, appliedMinReplicas: minReplicas,
-        appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch }, async () => {
-        if (plan.minReplicas !== undefined) {
-          await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
-          changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s minReplicas from ${autoscaler.minReplicas ?? 1} ` +
-            `to ${plan.minReplicas}`);
+      updated = await this.changing(tdset, { target, ...originals, ...bounds, appliedReplicas: plan.scaleTo ?? current,
+        appliedWindow: stretch }, async () => {
+        const spec = { ...(plan.minReplicas !== undefined ? { minReplicas: plan.minReplicas } : {}),
+          ...(plan.maxReplicas !== undefined ? { maxReplicas: plan.maxReplicas } : {}) };
+        if (Object.keys(spec).length) {
+          // Both bounds in one write: the apiserver refuses a minReplicas above the maxReplicas at every step.
+          await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec }, 'merge');
+          changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s ${[
+            ...(spec.minReplicas !== undefined ? [`minReplicas from ${autoscaler.minReplicas ?? 1} to ${spec.minReplicas}`] : []),
+            ...(spec.maxReplicas !== undefined ? [`maxReplicas from ${autoscaler.maxReplicas} to ${spec.maxReplicas}`] : []),
+          ].join(' and ')}`);
         }
         if (plan.scaleTo !== undefined) {
           await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
@@ -191,7 +201,7 @@ export class TargetScaler {
       await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
       log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
     }
-    return { updated, requeueAfterMs: targetRetryMs, status: { ...kept, ...originals, appliedMinReplicas: minReplicas,
+    return { updated, requeueAfterMs: targetRetryMs, status: { ...kept, ...originals, ...bounds,
       appliedReplicas: plan.scaleTo ?? current, appliedWindow: stretch,
       ...(changes.length ? { lastScaleTime: timestamp(new Date()), lastScaleReason: why } : {}) },
     ready: { type: 'Ready', status: 'True', reason: 'Autoscaled', message: desired.replicas === 0
@@ -253,15 +263,16 @@ export class TargetScaler {
       .find((a) => a.name === named);
     try {
       const scale = await this.ctx.client.get<Scale>(type, ns, ref.name, 'scale');
-      const plan = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
-      if (plan.minReplicas !== undefined) {
-        await this.ctx.client.patch(autoscalerType, ns, autoscaler!.name, { spec: { minReplicas: plan.minReplicas } }, 'merge');
+      const { replicas, ...bounds } = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
+      if (Object.keys(bounds).length) {
+        await this.ctx.client.patch(autoscalerType, ns, autoscaler!.name, { spec: bounds }, 'merge');
         await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler!.name} back ` +
-          `the minReplicas ${plan.minReplicas} it had before this TDSet set them`);
+          `the ${Object.entries(bounds).map(([field, value]) => `${field} ${value}`).join(' and ')} it had before this ` +
+          'TDSet set them');
       }
-      if (plan.replicas !== undefined) {
-        await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.replicas } }, 'merge', 'scale');
-        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${plan.replicas} ` +
+      if (replicas !== undefined) {
+        await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas } }, 'merge', 'scale');
+        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${replicas} ` +
           'replicas it had before this TDSet scaled it');
       }
     } catch (error) {

@@ -42,7 +42,7 @@ describe('a workload an autoscaler scales too', () => {
 
   it('gets the schedule as the autoscaler\'s minReplicas, within its maxReplicas, and is scaled only to and from 0', () => {
     const plan = (desired: number, current: number, autoscaler = hpa, applied = {}) =>
-      autoscaledPlan(desired, current, autoscaler, stretch, applied);
+      autoscaledPlan({ replicas: desired }, current, autoscaler, stretch, applied);
     assert.deepEqual(plan(5, 3), { minReplicas: 5 });
     assert.deepEqual(plan(5, 7, { ...hpa, minReplicas: 5 }), {});
     assert.deepEqual(plan(50, 3), { minReplicas: 10 });
@@ -55,7 +55,30 @@ describe('a workload an autoscaler scales too', () => {
     assert.deepEqual(plan(5, 9, { ...hpa, minReplicas: 5 }, { appliedMinReplicas: 5, appliedReplicas: 5, appliedWindow: stretch }), {});
   });
 
-  it('gets back its minReplicas when the TDSet goes, and replicas only out of the 0 the TDSet left it at', () => {
+  it('gets the maxReplicas a stretch asks for, and its own back where the next asks for none', () => {
+    const busy = { replicas: 4, maxReplicas: 20 };
+    assert.deepEqual(autoscaledPlan(busy, 3, hpa, stretch, {}), { minReplicas: 4, maxReplicas: 20, heldMaxReplicas: 20 });
+    // A bound lower than the replicas asked for lowers the minimum with it, in the same write.
+    assert.deepEqual(autoscaledPlan({ replicas: 1, maxReplicas: 1 }, 3, hpa, stretch, {}),
+      { minReplicas: 1, maxReplicas: 1, heldMaxReplicas: 1 });
+    const held = { originalMaxReplicas: 10, appliedMaxReplicas: 20, appliedMinReplicas: 4 };
+    const at20 = { ...hpa, minReplicas: 4, maxReplicas: 20 };
+    assert.deepEqual(autoscaledPlan(busy, 3, at20, stretch, { ...held, appliedWindow: stretch }), { heldMaxReplicas: 20 });
+    const quiet = { replicas: 2 };
+    assert.deepEqual(autoscaledPlan(quiet, 3, at20, 'other', held), { minReplicas: 2, maxReplicas: 10, heldMaxReplicas: 10 });
+    // Set by someone else: theirs within the stretch, and left to them after it.
+    assert.equal(autoscaledPlan(busy, 3, { ...at20, maxReplicas: 30 }, stretch, { ...held, appliedWindow: stretch }),
+      'changed-elsewhere');
+    assert.deepEqual(autoscaledPlan(quiet, 3, { ...at20, maxReplicas: 30 }, 'other', held), { minReplicas: 2 });
+    // Never asked for: the autoscaler's own, untouched.
+    assert.deepEqual(autoscaledPlan(quiet, 3, hpa, stretch, {}), {});
+  });
+
+  it('gets back its bounds when the TDSet goes, and replicas only out of the 0 the TDSet left it at', () => {
+    const bounded = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 5, appliedReplicas: 5,
+      originalMaxReplicas: 10, appliedMaxReplicas: 4 };
+    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 5, maxReplicas: 4 }), { minReplicas: 1, maxReplicas: 10 });
+    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 5, maxReplicas: 7 }), { minReplicas: 1 });
     const applied = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 5, appliedReplicas: 5 };
     // The autoscaler's own count (8 under load) is not the TDSet's to undo.
     assert.deepEqual(restorePlan(8, applied, { ...hpa, minReplicas: 5 }), { minReplicas: 1 });

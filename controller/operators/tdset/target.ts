@@ -37,11 +37,11 @@ export const sameTarget = (a: TargetRef, b: TargetRef) => a.kind === b.kind && a
 
 /** What the TDSet last did to its target, as status keeps it. */
 export type Applied = Pick<TDSetStatus, 'originalReplicas' | 'appliedReplicas' | 'appliedWindow' | 'originalMinReplicas' |
-  'appliedMinReplicas'>;
+  'appliedMinReplicas' | 'originalMaxReplicas' | 'appliedMaxReplicas'>;
 
 /** The stretch of the schedule a decision is for: the window, its replicas, and when it ends. */
-export const stretchOf = (desired: Desired, next: Date | undefined): string =>
-  `${desired.window}:${desired.replicas}@${next?.toISOString() ?? 'never'}`;
+export const stretchOf = (desired: Desired, next: Date | undefined): string => `${desired.window}:${desired.replicas}` +
+  `${desired.maxReplicas === undefined ? '' : `/${desired.maxReplicas}`}@${next?.toISOString() ?? 'never'}`;
 
 export type Decision =
   | { kind: 'paused' }
@@ -108,21 +108,47 @@ export function autoscalerProblem(ref: TargetRef, named: string | undefined, aut
   return undefined;
 }
 
+/** What to do to an autoscaler and its target; `maxReplicas` is the bound it is to have, when the TDSet keeps one. */
+export interface AutoscaledPlan {
+  minReplicas?: number;
+  /** The maxReplicas to set, when they differ from the autoscaler's. */
+  maxReplicas?: number;
+  scaleTo?: number;
+  /** The maxReplicas the TDSet holds the autoscaler at after this, if it holds any. */
+  heldMaxReplicas?: number;
+}
+
 /**
- * With an autoscaler: its minReplicas follows the schedule (within its maxReplicas) and the replicas are its own,
- * but at 0, which no autoscaler keeps (it stops while its target has none): the target is scaled to 0, and up again
- * when a window asks for more.
+ * The maxReplicas the TDSet is to hold the autoscaler at: the stretch's; where it gives none, the autoscaler's own
+ * again (when the TDSet set them and nobody changed them since); otherwise none.
  */
-export function autoscaledPlan(desired: number, current: number, autoscaler: Autoscaler, stretch: string,
-  applied: Applied): { minReplicas?: number; scaleTo?: number } | 'changed-elsewhere' {
-  // Within the stretch it last set them for, minReplicas (or replicas at 0) someone else changed are theirs.
-  if (applied.appliedWindow === stretch && ((applied.appliedMinReplicas !== undefined &&
-    autoscaler.minReplicas !== applied.appliedMinReplicas) || (desired === 0 && current !== applied.appliedReplicas))) {
+function heldMax(desired: Pick<Desired, 'maxReplicas'>, autoscaler: Autoscaler, applied: Applied): number | undefined {
+  if (desired.maxReplicas !== undefined) return desired.maxReplicas;
+  return applied.appliedMaxReplicas !== undefined && autoscaler.maxReplicas === applied.appliedMaxReplicas
+    ? applied.originalMaxReplicas : undefined;
+}
+
+/**
+ * With an autoscaler: its minReplicas follows the schedule (within its maxReplicas, which a stretch may set too) and
+ * the replicas are its own, but at 0, which no autoscaler keeps (it stops while its target has none): the target is
+ * scaled to 0, and up again when a window asks for more.
+ */
+export function autoscaledPlan(desired: Pick<Desired, 'replicas' | 'maxReplicas'>, current: number, autoscaler: Autoscaler,
+  stretch: string, applied: Applied): AutoscaledPlan | 'changed-elsewhere' {
+  // Within the stretch it last set them for, bounds (or replicas at 0) someone else changed are theirs.
+  const changed = (set: number | undefined, now: number | undefined) => set !== undefined && now !== set;
+  if (applied.appliedWindow === stretch && (changed(applied.appliedMinReplicas, autoscaler.minReplicas) ||
+    changed(applied.appliedMaxReplicas, autoscaler.maxReplicas) ||
+    (desired.replicas === 0 && current !== applied.appliedReplicas))) {
     return 'changed-elsewhere';
   }
-  if (desired === 0) return current === 0 ? {} : { scaleTo: 0 };
-  const minReplicas = Math.min(desired, autoscaler.maxReplicas);
-  return { ...(autoscaler.minReplicas !== minReplicas ? { minReplicas } : {}), ...(current === 0 ? { scaleTo: minReplicas } : {}) };
+  const held = heldMax(desired, autoscaler, applied);
+  const bounds = { ...(held !== undefined ? { heldMaxReplicas: held } : {}),
+    ...(held !== undefined && held !== autoscaler.maxReplicas ? { maxReplicas: held } : {}) };
+  if (desired.replicas === 0) return { ...bounds, ...(current === 0 ? {} : { scaleTo: 0 }) };
+  const minReplicas = Math.min(desired.replicas, held ?? autoscaler.maxReplicas);
+  return { ...bounds, ...(autoscaler.minReplicas !== minReplicas ? { minReplicas } : {}),
+    ...(current === 0 ? { scaleTo: minReplicas } : {}) };
 }
 
 /**
@@ -131,15 +157,19 @@ export function autoscaledPlan(desired: number, current: number, autoscaler: Aut
  * else changed since.
  */
 export function restorePlan(current: number | undefined, applied: Applied, autoscaler: Autoscaler | undefined):
-{ replicas?: number; minReplicas?: number } {
+{ replicas?: number; minReplicas?: number; maxReplicas?: number } {
   if (!autoscaler) {
     const replicas = restoreTo(current, applied);
     return replicas === undefined ? {} : { replicas };
   }
-  const { originalMinReplicas, appliedMinReplicas, originalReplicas } = applied;
+  const { originalMinReplicas, appliedMinReplicas, originalReplicas, originalMaxReplicas, appliedMaxReplicas } = applied;
+  const maxReplicas = originalMaxReplicas !== undefined && appliedMaxReplicas !== undefined &&
+    autoscaler.maxReplicas === appliedMaxReplicas && appliedMaxReplicas !== originalMaxReplicas ? originalMaxReplicas : undefined;
+  const max = maxReplicas ?? autoscaler.maxReplicas;
   const minReplicas = originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
-    appliedMinReplicas !== originalMinReplicas ? Math.min(originalMinReplicas, autoscaler.maxReplicas) : undefined;
+    appliedMinReplicas !== originalMinReplicas ? Math.min(originalMinReplicas, max) : undefined;
   const replicas = current === 0 && applied.appliedReplicas === 0 && (originalReplicas ?? 0) > 0
-    ? Math.min(Math.max(originalReplicas!, originalMinReplicas ?? 1), autoscaler.maxReplicas) : undefined;
-  return { ...(minReplicas !== undefined ? { minReplicas } : {}), ...(replicas !== undefined ? { replicas } : {}) };
+    ? Math.min(Math.max(originalReplicas!, originalMinReplicas ?? 1), max) : undefined;
+  return { ...(minReplicas !== undefined ? { minReplicas } : {}), ...(maxReplicas !== undefined ? { maxReplicas } : {}),
+    ...(replicas !== undefined ? { replicas } : {}) };
 }

@@ -178,7 +178,7 @@ describe('TDSet on workloads it does not own', () => {
     await kubectl('delete', 'tds', 'rs');
   });
 
-  it('sets the minReplicas of the autoscaler on its target instead of the replicas, and the two never flap', async () => {
+  it('sets the bounds of the autoscaler on its target instead of the replicas, and the two never flap', async () => {
     assert.equal((await apply(workload('Deployment', 'api', 1))).code, 0);
     assert.equal((await apply(JSON.stringify({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler',
       metadata: { name: 'api', namespace: run.namespace }, spec: { minReplicas: 1, maxReplicas: 6,
@@ -194,8 +194,11 @@ describe('TDSet on workloads it does not own', () => {
 
     await kubectl('delete', 'tds', 'api');
     await apply(tdset('api-hpa', { scaleTargetRef: target, horizontalPodAutoscaler: { name: 'api' },
-      schedule: allDay.map((w) => ({ ...w, replicas: 4 })) }));
-    await waitFor('the autoscaler\'s minReplicas at 4', async () => (await json('hpa', 'api')).spec.minReplicas === 4);
+      schedule: allDay.map((w) => ({ ...w, replicas: 4, maxReplicas: 8 })) }));
+    await waitFor('the autoscaler\'s bounds at 4 and 8', async () => {
+      const { minReplicas, maxReplicas } = (await json('hpa', 'api')).spec;
+      return minReplicas === 4 && maxReplicas === 8;
+    });
     // The autoscaler itself brings the Deployment up to its new minimum.
     await replicasOf('deployment', 'api', 4, 60_000);
     await ready('api-hpa', 'Autoscaled');
@@ -211,7 +214,10 @@ describe('TDSet on workloads it does not own', () => {
     assert.deepEqual([(await json('hpa', 'api')).spec.minReplicas, (await json('deployment', 'api')).spec.replicas], [4, 4]);
 
     await kubectl('delete', 'tds', 'api-hpa');
-    assert.equal((await json('hpa', 'api')).spec.minReplicas, 1);
+    const { minReplicas, maxReplicas } = (await json('hpa', 'api')).spec;
+    assert.deepEqual([minReplicas, maxReplicas], [1, 6]);
+    assert.ok((await events('api-hpa')).some((e: any) => e.reason === 'Restored' &&
+      e.note === 'Gave HorizontalPodAutoscaler api back the minReplicas 1 and maxReplicas 6 it had before this TDSet set them'));
     // The autoscaler's replicas are its own: not taken back to the 1 the Deployment had.
     assert.equal((await json('deployment', 'api')).spec.replicas, 4);
   });
@@ -245,6 +251,10 @@ describe('TDSet on workloads it does not own', () => {
       exceptions: [{ date: '2026-12-25', from: '2026-12-24', to: '2026-12-26', replicas: 0 }] }, /give either date, or from and to/);
     await refused('clock', { scaleTargetRef: target, schedule: [{ days: ['Mon'], start: '24:00', end: '01:00', replicas: 1 }] },
       /spec.schedule\[0\].start/);
+    await refused('bound', { scaleTargetRef: target, schedule: allDay.map((w) => ({ ...w, maxReplicas: 1 })) },
+      /spec.schedule\[0\].maxReplicas: Invalid value: .*maxReplicas must be at least replicas/);
+    await refused('unbounded', { scaleTargetRef: target, schedule: allDay, defaultMaxReplicas: 3 },
+      /maxReplicas are the autoscaler's: give spec.horizontalPodAutoscaler/);
     await apply(tdset('moves', { scaleTargetRef: target, schedule: allDay, restoreOnDelete: false }));
     const moved = await kubectl('patch', 'tds', 'moves', '--type=merge', '-p',
       JSON.stringify({ spec: { scaleTargetRef: { ...target, name: 'other' } } })).then(() => '', (e: Error) => e.message);
