@@ -62,15 +62,11 @@ function controllerOf(object: any): string | undefined {
 
 /** A tdsetScaleResources item's fields, inside a range over them. */
 const scaleResourceFields: ScaleResource = { group: '{{ .group }}', resource: '{{ .resource }}', kind: '{{ .kind }}' };
-/** A scale resource synthesized in the values' place: each field's text becomes scaleResourceFields'. */
-const sampleScaleResource: ScaleResource = { group: 'helmgroup.example', resource: 'helmresources', kind: 'HelmKind' };
-const asScaleResourceFields = (line: string) => (Object.keys(sampleScaleResource) as (keyof ScaleResource)[])
-  .reduce((text, key) => text.replaceAll(sampleScaleResource[key], scaleResourceFields[key]), line);
 
 /** Whether tdsetScaleResources may name a resource of `group`. */
 function scalableGroup(group: string): boolean {
   try {
-    checkScaleResource({ ...sampleScaleResource, group }, group);
+    checkScaleResource({ group, resource: 'widgets', kind: 'Widget' }, group);
     return true;
   } catch {
     return false;
@@ -207,15 +203,6 @@ function installTemplate(): string {
         push(object);
     }
   }
-  // Not switched off by admissionPolicies, which says the kinds' policies are applied from dist/: this one is not there.
-  for (const policy of synthesize({ ...base, tdsetScaleResources: [sampleScaleResource] })
-    .filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))) {
-    if (policy.spec.validations) {
-      const validations = yamlLines(policy.spec.validations).map(asScaleResourceFields);
-      policy.spec.validations = [helm.block(() => ['{{- range .Values.tdsetScaleResources }}', ...validations, '{{- end }}'])];
-    }
-    documents.push({ object: policy, when: 'and (has "tdset" .Values.operators) .Values.tdsetScaleResources' });
-  }
   for (const role of [...objects.filter((o) => o.kind === 'ClusterRole'), ...watched.filter((o) => o.kind === 'Role')]) {
     const controller = Object.keys(defaultControllers).find((name) => role.metadata.name === name ||
       role.metadata.name === clusterScopedRoleName(name));
@@ -331,8 +318,8 @@ podAlertLogTails: true
 
 # Custom resources with a scale subresource that TDSets may scale, e.g. {group: example.com, resource: widgets,
 # kind: Widget} (a scaleTargetRef names apps/v1 Deployments, StatefulSets and ReplicaSets otherwise). Each grants the
-# TDSet controller get on it and get and patch on its scale subresource; a ValidatingAdmissionPolicy, whatever
-# admissionPolicies says, refuses a TDSet aimed at one unless its requester may patch that scale themselves.
+# TDSet controller get on it and get and patch on its scale subresource; TDSet's admission policy refuses a TDSet aimed
+# at one unless its requester may patch that scale themselves.
 tdsetScaleResources: []
 
 # Each kind's ValidatingAdmissionPolicy: whoever creates an object, or changes its spec, must hold the rights the

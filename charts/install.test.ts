@@ -176,19 +176,14 @@ describe('KeelsonInstall', () => {
     assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');
   });
 
-  it('lets TDSets scale the custom resources it names: their scale granted, and asked of whoever points a TDSet there', () => {
+  it('lets TDSets scale the custom resources it names, and grants nothing else for them', () => {
     const widgets = { group: 'example.com', resource: 'widgets', kind: 'Widget' };
     const manifests = synth({ tdsetScaleResources: [widgets] });
     const rules = clusterRules(manifests).filter((r) => r.apiGroups.includes('example.com'));
     assert.deepEqual(rules.map((r) => [r.resources, r.verbs]), [[['widgets'], ['get']], [['widgets/scale'], ['get', 'patch']]]);
     assert.equal(argsOf(manifests).tdsetScaleResources, 'widgets.example.com:Widget');
-    const policy = one(manifests, 'ValidatingAdmissionPolicy');
-    assert.equal(policy.metadata.name, 'tdsets.keelson.dev-requester-scale-resources');
-    assert.match(policy.spec.validations[0].expression, /authorizer\.group\('example\.com'\)\.resource\('widgets'\)\.subresource\('scale'\)/);
-    assert.equal(one(manifests, 'ValidatingAdmissionPolicyBinding').spec.policyName, policy.metadata.name);
-    // None named, none granted; and only for an install that runs TDSet.
-    assert.equal(only(synth(), 'ValidatingAdmissionPolicy').length, 0);
-    assert.equal(only(synth({ operators: ['podalert'], tdsetScaleResources: [widgets] }), 'ValidatingAdmissionPolicy').length, 0);
+    assert.equal(argsOf(synth()).tdsetScaleResources, undefined);
+    assert.ok(!clusterRules(synth()).some((r) => r.apiGroups.includes('example.com')));
     assert.throws(() => synth({ tdsetScaleResources: [{ ...widgets, group: 'apps' }] }),
       /tdsetScaleResources\[0\]: apps is not a custom resource's group/);
   });

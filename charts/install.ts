@@ -1,13 +1,11 @@
 // Keelson's install: the catalog's operators in Deployments of their own, each an OperatorInstall with its own
 // ServiceAccount and rights, so that a flaw in one operator exposes only its Deployment's rights. By default the
 // operators that change pods (add containers, exec into them, run them) run apart from those that do not.
-import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-27';
-import { policyName, requesterPolicy } from '../controller/api/admission.ts';
 import { controllerArgs, keelsonFlags, type ControllerOptions } from '../controller/api/flags.ts';
 import { catalog, type CatalogEntry } from '../controller/operators/catalog.ts';
-import { checkScaleResource, scaleResourceText, scaleRight, type ScaleResource } from '../controller/operators/tdset/scale-resources.ts';
+import { checkScaleResource, scaleResourceText, type ScaleResource } from '../controller/operators/tdset/scale-resources.ts';
 import { releaseImage } from '../controller/api/release.ts';
 import { imageReference, OperatorInstall, type ControllerSettings } from './operator-install.ts';
 
@@ -39,7 +37,7 @@ export interface KeelsonInstallProps extends Omit<ControllerSettings, 'image'> {
   /**
    * Custom resources with a scale subresource that TDSets may scale (a scaleTargetRef names apps/v1 Deployments,
    * StatefulSets and ReplicaSets otherwise). Each grants the TDSet controller `get` on it and `get` and `patch` on its
-   * scale subresource, and adds an admission check that whoever points a TDSet at one may patch its scale themselves.
+   * scale subresource; TDSet's admission policy asks whoever points a TDSet at one for `patch` on that scale.
    */
   tdsetScaleResources?: ScaleResource[];
 }
@@ -114,13 +112,5 @@ export class KeelsonInstall extends Construct {
     this.installs = controllersOf(this.operators, controllers).map(([name, enabled]) =>
       new OperatorInstall(this, name, { ...settings, image, name, app: 'keelson', component: name.replace(/^keelson-/, ''),
         namespace: this.namespace, createNamespace: false, operators: enabled.map(configured), extraArgs }));
-    const tdset = this.operators.find((entry) => entry.name === 'tdset');
-    if (tdset) {
-      const policy = requesterPolicy(tdset.kind, { name: `${policyName(tdset.kind)}-scale-resources`,
-        rights: tdsetScaleResources.map((r) => scaleRight(r.group, r.resource, r.kind)) });
-      for (const { apiVersion, kind, ...rest } of policy as { apiVersion: string; kind: string }[]) {
-        new ApiObject(this, `tdset-scale-resources-${kind}`, { apiVersion, kind, ...rest });
-      }
-    }
   }
 }

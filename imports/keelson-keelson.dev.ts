@@ -2020,7 +2020,7 @@ export interface TdSetSpec {
   readonly exceptions?: TdSetSpecExceptions[];
 
   /**
-   * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
+   * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas, which windows may set too) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
    *
    * @schema TdSetSpec#horizontalPodAutoscaler
    */
@@ -2246,7 +2246,7 @@ export function toJson_TdSetSpecExceptions(obj: TdSetSpecExceptions | undefined)
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
+ * With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then sets its minReplicas to what the schedule asks for (at most its maxReplicas, which windows may set too) and leaves the replicas to it, so the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.
  *
  * @schema TdSetSpecHorizontalPodAutoscaler
  */
@@ -2343,6 +2343,13 @@ export interface TdSetSpecScaleTargetRef {
    * @schema TdSetSpecScaleTargetRef#name
    */
   readonly name: string;
+
+  /**
+   * For a custom resource: its plural, as RBAC names it (kubectl api-resources shows it), e.g. widgets. Admission asks whoever points a TDSet at it for patch on <resource>/scale; CEL cannot find the plural of a kind.
+   *
+   * @schema TdSetSpecScaleTargetRef#resource
+   */
+  readonly resource?: string;
 }
 
 /**
@@ -2355,6 +2362,7 @@ export function toJson_TdSetSpecScaleTargetRef(obj: TdSetSpecScaleTargetRef | un
     'apiVersion': obj.apiVersion,
     'kind': obj.kind,
     'name': obj.name,
+    'resource': obj.resource,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

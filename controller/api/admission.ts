@@ -5,12 +5,17 @@
 // writes, so the controller and the garbage collector are never held up by a requester's rights).
 import type { KindDefinition } from './kind.ts';
 
+/** CEL over `object` giving a right's group or resource, where the object names it (a custom resource to scale). */
+export interface FromObject {
+  cel: string;
+}
+
 /** A right, in the object's namespace, that whoever creates or changes the object's spec must hold. */
 export interface RequesterRight {
   /** API group of the resource; '' for the core group. */
-  group: string;
+  group: string | FromObject;
   /** Plural resource; it need not be served (an admin may grant `use` on a virtual one, as PodSecurityPolicy had). */
-  resource: string;
+  resource: string | FromObject;
   subresource?: string;
   /** The verb, or verbs of which any one will do (`kubectl debug` needs patch, a controller update). */
   verb: string | string[];
@@ -23,16 +28,22 @@ export interface RequesterRight {
 }
 
 const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const celOf = (value: string | FromObject) => typeof value === 'string' ? quoted(value) : value.cel;
 
-/** The right as RBAC spells it: `update on pods/ephemeralcontainers`, `use on debugprofiles.keelson.dev`. */
-export function rightText(right: RequesterRight): string {
-  const resource = `${right.resource}${right.group ? `.${right.group}` : ''}`;
-  return `${[right.verb].flat().join(' or ')} on ${resource}${right.subresource ? `/${right.subresource}` : ''}`;
+/**
+ * CEL for the right as RBAC spells it: `update on pods/ephemeralcontainers`, `use on debugprofiles.keelson.dev`, or
+ * `patch on widgets.example.com/scale` with the resource and group read from the object.
+ */
+function rightTextExpression(right: RequesterRight): string {
+  const group = typeof right.group === 'string' ? (right.group ? quoted(`.${right.group}`) : "''")
+    : `(${right.group.cel} == '' ? '' : '.' + ${right.group.cel})`;
+  return [quoted(`${[right.verb].flat().join(' or ')} on `), celOf(right.resource), group,
+    quoted(right.subresource ? `/${right.subresource}` : '')].join(' + ');
 }
 
 /** The CEL that holds when the requester has `right` (or does not need it). */
 export function rightExpression(right: RequesterRight): string {
-  const resource = `authorizer.group(${quoted(right.group)}).resource(${quoted(right.resource)})` +
+  const resource = `authorizer.group(${celOf(right.group)}).resource(${celOf(right.resource)})` +
     (right.subresource ? `.subresource(${quoted(right.subresource)})` : '') +
     '.namespace(object.metadata.namespace)' + (right.name ? `.name(${right.name})` : '');
   const checks = [right.verb].flat().map((verb) => `${resource}.check(${quoted(verb)}).allowed()`);
@@ -42,7 +53,7 @@ export function rightExpression(right: RequesterRight): string {
 
 function messageExpression(kind: string, right: RequesterRight): string {
   const named = right.name ? ` + ' named ' + string(${right.name})` : '';
-  return `request.userInfo.username + ' may not create or change this ${kind}: it needs ${rightText(right)}'${named}` +
+  return `request.userInfo.username + ' may not create or change this ${kind}: it needs ' + ${rightTextExpression(right)}${named}` +
     ` + ' in namespace ' + object.metadata.namespace + ' (${right.because.replace(/'/g, "\\'")})'`;
 }
 
@@ -56,13 +67,11 @@ function annotationSet(annotation: string): string {
 export const policyName = (definition: KindDefinition<unknown, unknown>) =>
   `${definition.plural}.${definition.api.group}-requester`;
 
-/**
- * The kind's ValidatingAdmissionPolicy and its binding, or none when the kind declares no requester rights. An install
- * that grants the controller more than the kind declares (a resource it names) adds a policy of those `rights`.
- */
-export function requesterPolicy(definition: KindDefinition<unknown, unknown>,
-  { rights = definition.requesterRights ?? [], name = policyName(definition) } = {}): Record<string, unknown>[] {
+/** The kind's ValidatingAdmissionPolicy and its binding, or none when the kind declares no requester rights. */
+export function requesterPolicy(definition: KindDefinition<unknown, unknown>): Record<string, unknown>[] {
+  const rights = definition.requesterRights ?? [];
   if (!rights.length) return [];
+  const name = policyName(definition);
   const labels = { 'app.kubernetes.io/part-of': definition.api.category };
   return [{
     apiVersion: 'admissionregistration.k8s.io/v1',

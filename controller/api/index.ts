@@ -5,7 +5,7 @@ export { apiVersionOfKind, crdName, customResourceDefinition, defineKind, keelso
 export { array, boolean, enumeration, integer, map, object, quantity, string, type Infer, type ObjectNode,
   type OpenApiSchema } from './schema.ts';
 export { conditions, dns1123Label, dns1123Subdomain, labelMap, labelSelector, observedGeneration, statusOf } from './common.ts';
-export { policyName, requesterPolicy, rightExpression, rightText, type RequesterRight } from './admission.ts';
+export { policyName, requesterPolicy, rightExpression, type FromObject, type RequesterRight } from './admission.ts';
 export { validate, withDefaults, type FieldError } from './validate.ts';
 export { allows, ownKind, type Permission, type Verb } from './permissions.ts';
 export { controllerArgs, keelsonFlags, logLevels, parseControllerFlags, runtimeFlags, type ControllerOptions, type FlagSpec,

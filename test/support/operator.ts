@@ -43,9 +43,7 @@ export function synthesizeInstall(namespace: string, operators: string[],
   return { manifests, rules: manifests.filter(isControllerRole).flatMap((m) => m.rules ?? []), args };
 }
 
-/** With the admission policies an install adds for what it grants (TDSet's custom scale targets). */
-const accessKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionPolicyBinding'];
+const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
 const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'ClusterRole') &&
   [controllerName, clusterScopedRoleName(controllerName)].includes(m.metadata.name);
 
@@ -58,7 +56,7 @@ function rbacOf(install: InstalledOperator, namespace: string, allNamespaces: bo
   let index = 0;
   const perNamespace = (name: string) => name === clusterScopedRoleName(controllerName) && !allNamespaces
     ? `${name}-${namespace}` : name;
-  return install.manifests.filter((m) => accessKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
+  return install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
     const kept = isControllerRole(m) ? { ...m, rules: (m.rules ?? []).filter(() => index++ !== omitRule) } : m;
     return { ...kept, metadata: { ...kept.metadata, name: perNamespace(kept.metadata.name) },
       ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: perNamespace(kept.roleRef.name) } } : {} };

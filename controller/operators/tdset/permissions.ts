@@ -16,7 +16,7 @@ export const permissions: Permission[] = [
     resource: `${resource}/scale`, verbs: ['get', 'patch'],
     reason: 'scale the workload a scaleTargetRef names, through its scale subresource and nothing else' })),
   { group: 'autoscaling', resource: 'horizontalpodautoscalers', verbs: ['list', 'watch', 'patch'],
-    reason: 'see an autoscaler on a scaleTargetRef, to leave it the replicas, and set the minReplicas of the one ' +
+    reason: 'see an autoscaler on a scaleTargetRef, to leave it the replicas, and set the bounds of the one ' +
       'spec.horizontalPodAutoscaler names' },
   { group: '', resource: 'services', verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     reason: 'expose the container when spec.service is set, and remove the Service when it is not' },

@@ -17,13 +17,15 @@ describe('custom resources an install lets TDSets scale', () => {
   });
 
   it('are the only kinds besides apps/v1 workloads a scaleTargetRef reaches, in the version it names', () => {
-    const ref = (apiVersion: string, kind: string) => ({ apiVersion, kind, name: 'w' });
-    assert.deepEqual(targetType(ref('example.com/v2', 'Widget'), [widgets]),
+    const ref = (apiVersion: string, kind: string, resource?: string) => ({ apiVersion, kind, name: 'w', resource });
+    assert.deepEqual(targetType(ref('example.com/v2', 'Widget', 'widgets'), [widgets]),
       { group: 'example.com', version: 'v2', resource: 'widgets', kind: 'Widget', namespaced: true });
     assert.equal((targetType(ref('apps/v1', 'StatefulSet'), []) as { resource: string }).resource, 'statefulsets');
-    assert.match((targetType(ref('example.com/v1', 'Gizmo'), [widgets]) as { notScalable: string }).notScalable,
-      /^this install scales Deployments, StatefulSets, ReplicaSets and widgets.example.com:Widget, not Gizmo of example.com/);
-    // The same kind in another group is another resource.
-    assert.ok('notScalable' in targetType(ref('other.example.com/v1', 'Widget'), [widgets]));
+    assert.match((targetType(ref('example.com/v1', 'Gizmo', 'gizmos'), [widgets]) as { notScalable: string }).notScalable,
+      /^this install scales Deployments, StatefulSets, ReplicaSets and widgets.example.com:Widget, not gizmos.example.com:Gizmo/);
+    // Group, plural and kind must all be the install's: admission checked the plural the ref gives.
+    assert.ok('notScalable' in targetType(ref('other.example.com/v1', 'Widget', 'widgets'), [widgets]));
+    assert.ok('notScalable' in targetType(ref('example.com/v1', 'Widget', 'gadgets'), [widgets]));
+    assert.ok('notScalable' in targetType(ref('apps/v1', 'DaemonSet'), [widgets]));
   });
 });

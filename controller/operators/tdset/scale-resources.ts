@@ -1,8 +1,8 @@
 // Custom resources with a scale subresource that an install lets TDSets scale. Each is named by the install (its
 // props, its Helm values, the controller's --tdset-scale-resources), because each costs a grant: RBAC on
-// `<resource>/scale` in its group, and an admission check that whoever points a TDSet at one may scale it themselves.
-// CEL cannot find a kind's plural, and the controller must not guess one, so the install says it.
-import type { RequesterRight } from '../../api/admission.ts';
+// `<resource>/scale` in its group. Whoever points a TDSet at one must may patch that scale themselves: the TDSet's own
+// admission policy asks, for the plural the scaleTargetRef gives (CEL cannot look one up), and the controller scales
+// only a ref whose group, resource and kind are all listed.
 import type { Permission } from '../../api/permissions.ts';
 import type { ResourceType } from '../../runtime/resources.ts';
 
@@ -56,12 +56,3 @@ export const scaleResourcePermissions = (resources: readonly ScaleResource[]): P
 
 export const scaleResourceType = (r: ScaleResource, version: string): ResourceType =>
   ({ group: r.group, version, resource: r.resource, kind: r.kind, namespaced: true });
-
-/** CEL: the TDSet's scaleTargetRef names `kind` in `group`. */
-export const refersTo = (group: string, kind: string) => 'has(object.spec.scaleTargetRef) && ' +
-  `object.spec.scaleTargetRef.apiVersion.startsWith('${group}/') && object.spec.scaleTargetRef.kind == '${kind}'`;
-
-/** The right on a target's scale subresource its TDSet's requester must hold, for a kind of `group`. */
-export const scaleRight = (group: string, resource: string, kind: string): RequesterRight => ({ group, resource,
-  subresource: 'scale', verb: 'patch', name: 'object.spec.scaleTargetRef.name', when: refersTo(group, kind),
-  because: 'the controller scales that workload for you' });

@@ -1,7 +1,8 @@
-import { statusOf } from '../../api/common.ts';
+import { dns1123Subdomain, statusOf } from '../../api/common.ts';
+import type { RequesterRight } from '../../api/admission.ts';
+import { scaleResourcePatterns } from './scale-resources.ts';
 import { defineKind, type ResourceOf } from '../../api/kind.ts';
 import { restrictedPodSecurity, smallContainerResources, unprivilegedUser } from '../../api/pod-security.ts';
-import { scaleRight } from './scale-resources.ts';
 import { array, boolean, enumeration, integer, map, object, quantity, string, type Infer } from '../../api/schema.ts';
 
 const hour = (description: string) => integer({ description, minimum: 0, maximum: 23, required: true });
@@ -103,18 +104,24 @@ export const tdsetSpec = object({
       'subresource that the install lets TDSets scale (tdsetScaleResources).', required: true, maxLength: 63,
     pattern: '^[A-Z][A-Za-z0-9]*$' }),
     name: string({ description: 'The workload\'s name, in the TDSet\'s namespace.', required: true, minLength: 1,
-      maxLength: 253 }),
+      maxLength: 253, pattern: dns1123Subdomain }),
+    resource: string({ description: 'For a custom resource: its plural, as RBAC names it (kubectl api-resources shows ' +
+      'it), e.g. widgets. Admission asks whoever points a TDSet at it for patch on <resource>/scale; CEL cannot find ' +
+      'the plural of a kind.', maxLength: 63, pattern: scaleResourcePatterns.resource.source }),
   }, { description: 'A workload the TDSet does not own, in its namespace, scaled through its scale subresource and ' +
     'otherwise never changed. Exactly one of container, template and scaleTargetRef; it cannot change.',
   rules: [{ rule: `self.apiVersion != 'apps/v1' || self.kind in [${appsKinds.map((k) => `'${k}'`).join(', ')}]`,
     message: `of apps/v1, a TDSet scales ${appsKinds.join(', ')}`, fieldPath: '.kind' },
   { rule: "!self.apiVersion.startsWith('apps/') || self.apiVersion == 'apps/v1'", message: 'apps workloads are ' +
-    'apps/v1', fieldPath: '.apiVersion' }] }),
+    'apps/v1', fieldPath: '.apiVersion' },
+  { rule: "self.apiVersion.startsWith('apps/') != has(self.resource)", message: 'give resource (the plural, e.g. ' +
+    'widgets) for a custom resource, and none for an apps/v1 workload', fieldPath: '.resource' }] }),
   horizontalPodAutoscaler: object({
     name: string({ description: 'The HorizontalPodAutoscaler\'s name, in the TDSet\'s namespace.', required: true,
-      minLength: 1, maxLength: 253 }),
+      minLength: 1, maxLength: 253, pattern: dns1123Subdomain }),
   }, { description: 'With scaleTargetRef: the HorizontalPodAutoscaler that scales the same workload. The TDSet then ' +
-    'sets its minReplicas to what the schedule asks for (at most its maxReplicas) and leaves the replicas to it, so ' +
+    'sets its minReplicas to what the schedule asks for (at most its maxReplicas, which windows may set too) and ' +
+    'leaves the replicas to it, so ' +
     'the two never fight; at 0 it scales the workload to 0, which stops the autoscaler, and back when a window asks ' +
     'for more. An autoscaler on the target that is not named here makes the TDSet change nothing. It cannot change.' }),
   restoreOnDelete: boolean({ description: 'With scaleTargetRef: when the TDSet is deleted, the target gets back the ' +
@@ -185,6 +192,11 @@ export const tdsetSpec = object({
   ],
 });
 
+/** Patch on the target's scale subresource, by name, for targets `when` (CEL over object) picks. */
+const scaleRight = ({ group, resource, when }: Pick<RequesterRight, 'group' | 'resource'> & { when: string }):
+RequesterRight => ({ group, resource, subresource: 'scale', verb: 'patch', name: 'object.spec.scaleTargetRef.name',
+  when: `has(object.spec.scaleTargetRef) && ${when}`, because: 'the controller scales that workload for you' });
+
 export const tdsetStatus = statusOf({
   target: string({ description: 'What is scaled: Deployment/<name> (the owned one, or the scaleTargetRef).' }),
   desiredReplicas: integer({ description: 'The replicas the schedule asks for now.', minimum: 0 }),
@@ -226,10 +238,14 @@ export const TDSet = defineKind({
   requesterRights: [
     { group: 'apps', resource: 'deployments', verb: 'create', when: '!has(object.spec.scaleTargetRef)',
       because: 'the controller runs a Deployment of its image for you' },
-    ...appsKinds.map((kind) => scaleRight('apps', `${kind.toLowerCase()}s`, kind)),
+    ...appsKinds.map((kind) => scaleRight({ group: 'apps', resource: `${kind.toLowerCase()}s`,
+      when: `object.spec.scaleTargetRef.apiVersion.startsWith('apps/') && object.spec.scaleTargetRef.kind == '${kind}'` })),
+    scaleRight({ group: { cel: "object.spec.scaleTargetRef.apiVersion.split('/')[0]" },
+      resource: { cel: 'object.spec.scaleTargetRef.resource' },
+      when: "!object.spec.scaleTargetRef.apiVersion.startsWith('apps/')" }),
     { group: 'autoscaling', resource: 'horizontalpodautoscalers', verb: 'patch',
       name: 'object.spec.horizontalPodAutoscaler.name', when: 'has(object.spec.horizontalPodAutoscaler)',
-      because: 'the controller sets that autoscaler\'s minReplicas for you' },
+      because: 'the controller sets that autoscaler\'s minReplicas (and maxReplicas) for you' },
     { group: '', resource: 'services', verb: 'create', when: 'has(object.spec.service)',
       because: 'the controller makes a Service for you' },
   ],

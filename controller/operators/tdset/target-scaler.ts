@@ -37,6 +37,10 @@ export const restoreFinalizer = 'keelson.dev/restore-replicas';
  */
 const targetRetryMs = 30_000;
 
+/** An answer that asking again will not change (a conflict or throttling will; a server error may). */
+const refusedForGood = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 &&
+  error.status < 500 && ![409, 429].includes(error.status);
+
 interface Scale extends KubeObject {
   spec?: { replicas?: number };
 }
@@ -169,18 +173,18 @@ export class TargetScaler {
         message: `someone else changed HorizontalPodAutoscaler ${autoscaler.name}'s bounds or ${target}'s replicas ` +
           'since the TDSet set them; it sets them again when the schedule next changes' } };
     }
-    // The maxReplicas it had are recorded the first time the TDSet holds it at others.
     const originals = { originalReplicas: kept.originalReplicas ?? current,
-      originalMinReplicas: kept.originalMinReplicas ?? autoscaler.minReplicas ?? 1,
-      originalMaxReplicas: kept.originalMaxReplicas ?? (plan.heldMaxReplicas !== undefined ? autoscaler.maxReplicas : undefined) };
+      originalMinReplicas: kept.originalMinReplicas ?? autoscaler.minReplicas ?? 1 };
     const minReplicas = plan.minReplicas ?? autoscaler.minReplicas ?? 1;
-    const bounds = { appliedMinReplicas: minReplicas, appliedMaxReplicas: plan.heldMaxReplicas };
+    // The maxReplicas held, and those to give back, or neither (given back, or someone else's now).
+    const bounds = { appliedMinReplicas: minReplicas, appliedMaxReplicas: plan.held?.maxReplicas,
+      originalMaxReplicas: plan.held?.original };
     let updated: TDSet | undefined;
     const changes: string[] = [];
     if (plan.minReplicas !== undefined || plan.maxReplicas !== undefined || plan.scaleTo !== undefined) {
       const controller = await this.controllerOf(type, ref, ns);
       if (controller) return this.controlled(target, controller, kept);
-      updated = await this.changing(tdset, { target, ...originals, ...bounds, appliedReplicas: plan.scaleTo ?? current,
+      const outcome = await this.changing(tdset, { target, ...originals, ...bounds, appliedReplicas: plan.scaleTo ?? current,
         appliedWindow: stretch }, async () => {
         const spec = { ...(plan.minReplicas !== undefined ? { minReplicas: plan.minReplicas } : {}),
           ...(plan.maxReplicas !== undefined ? { maxReplicas: plan.maxReplicas } : {}) };
@@ -196,7 +200,17 @@ export class TargetScaler {
           await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
           changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
         }
+      }).catch((error: unknown) => {
+        if (!refusedForGood(error)) throw error;
+        return (error as ApiError).message;
       });
+      if (typeof outcome === 'string') {
+        return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False',
+          reason: 'AutoscalerRefused', message: `${changes.length ? `${changes.join(', and ')}, but then ` : ''}the ` +
+            `apiserver refused to change HorizontalPodAutoscaler ${autoscaler.name} or ${target}: ` +
+            `${outcome.slice(0, 300)}` } };
+      }
+      updated = outcome;
       const note = `${changes.join(', and ')}: ${why}`;
       await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
       log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
@@ -248,39 +262,48 @@ export class TargetScaler {
   }
 
   /**
-   * Gives back what the TDSet changed (restorePlan). What the API refuses for good (the target gone or forbidden, a
-   * value no longer valid) is said in a Warning, and the TDSet goes anyway: a finalizer must not hold it for ever.
+   * Gives back what the TDSet changed (restorePlan): the autoscaler's bounds, and the replicas, each on its own. What
+   * the API refuses for good (the target gone or forbidden, a value no longer valid) is said in a Warning, and the
+   * TDSet goes anyway: a finalizer must not hold it for ever.
    */
   private async restore(tdset: TDSet): Promise<void> {
     const ref = tdset.spec?.scaleTargetRef;
     if (!ref || this.firstFor(tdset, ref)) return;
     const ns = tdset.metadata.namespace;
+    const failed = (message: string) => this.ctx.events.record(tdset, 'Warning', 'RestoreFailed',
+      `${targetName(ref)} could not be given back what this TDSet changed: ${message.slice(0, 300)}`);
     const type = targetType(ref, this.listed);
-    // Never scaled: a kind the install does not list.
-    if ('notScalable' in type) return;
+    if ('notScalable' in type) {
+      // Scaled while the install listed its kind, and no longer listed: nothing may be written to it now.
+      if (tdset.status?.originalReplicas !== undefined) await failed(type.notScalable);
+      return;
+    }
     const named = tdset.spec?.horizontalPodAutoscaler?.name;
     const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(ns).map(autoscalerOf)
       .find((a) => a.name === named);
-    try {
-      const scale = await this.ctx.client.get<Scale>(type, ns, ref.name, 'scale');
-      const { replicas, ...bounds } = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
-      if (Object.keys(bounds).length) {
+    /** What `call` gives, or false (and a Warning) when the API refuses it for good. */
+    const attempt = <T>(call: () => Promise<T>): Promise<T | false> => call().catch(async (error: unknown) => {
+      if (!refusedForGood(error)) throw error;
+      await failed((error as ApiError).message);
+      return false as const;
+    });
+    const scale = await attempt(() => this.ctx.client.get<Scale>(type, ns, ref.name, 'scale'));
+    if (scale === false) return;
+    const { replicas, ...bounds } = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
+    if (Object.keys(bounds).length) {
+      await attempt(async () => {
         await this.ctx.client.patch(autoscalerType, ns, autoscaler!.name, { spec: bounds }, 'merge');
         await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler!.name} back ` +
           `the ${Object.entries(bounds).map(([field, value]) => `${field} ${value}`).join(' and ')} it had before this ` +
           'TDSet set them');
-      }
-      if (replicas !== undefined) {
+      });
+    }
+    if (replicas !== undefined) {
+      await attempt(async () => {
         await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas } }, 'merge', 'scale');
         await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${replicas} ` +
           'replicas it had before this TDSet scaled it');
-      }
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status < 400 || error.status >= 500 || [409, 429].includes(error.status)) {
-        throw error;
-      }
-      await this.ctx.events.record(tdset, 'Warning', 'RestoreFailed', `${targetName(ref)} could not be given back what ` +
-        `this TDSet changed: ${error.message.slice(0, 300)}`);
+      });
     }
   }
 

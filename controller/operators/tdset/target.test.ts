@@ -57,36 +57,53 @@ describe('a workload an autoscaler scales too', () => {
 
   it('gets the maxReplicas a stretch asks for, and its own back where the next asks for none', () => {
     const busy = { replicas: 4, maxReplicas: 20 };
-    assert.deepEqual(autoscaledPlan(busy, 3, hpa, stretch, {}), { minReplicas: 4, maxReplicas: 20, heldMaxReplicas: 20 });
+    const holds = (maxReplicas: number, original: number) => ({ held: { maxReplicas, original } });
+    assert.deepEqual(autoscaledPlan(busy, 3, hpa, stretch, {}), { minReplicas: 4, maxReplicas: 20, ...holds(20, 10) });
     // A bound lower than the replicas asked for lowers the minimum with it, in the same write.
     assert.deepEqual(autoscaledPlan({ replicas: 1, maxReplicas: 1 }, 3, hpa, stretch, {}),
-      { minReplicas: 1, maxReplicas: 1, heldMaxReplicas: 1 });
+      { minReplicas: 1, maxReplicas: 1, ...holds(1, 10) });
     const held = { originalMaxReplicas: 10, appliedMaxReplicas: 20, appliedMinReplicas: 4 };
     const at20 = { ...hpa, minReplicas: 4, maxReplicas: 20 };
-    assert.deepEqual(autoscaledPlan(busy, 3, at20, stretch, { ...held, appliedWindow: stretch }), { heldMaxReplicas: 20 });
+    assert.deepEqual(autoscaledPlan(busy, 3, at20, stretch, { ...held, appliedWindow: stretch }), holds(20, 10));
+    // Given back where a stretch gives none, and no longer held.
     const quiet = { replicas: 2 };
-    assert.deepEqual(autoscaledPlan(quiet, 3, at20, 'other', held), { minReplicas: 2, maxReplicas: 10, heldMaxReplicas: 10 });
-    // Set by someone else: theirs within the stretch, and left to them after it.
-    assert.equal(autoscaledPlan(busy, 3, { ...at20, maxReplicas: 30 }, stretch, { ...held, appliedWindow: stretch }),
-      'changed-elsewhere');
-    assert.deepEqual(autoscaledPlan(quiet, 3, { ...at20, maxReplicas: 30 }, 'other', held), { minReplicas: 2 });
+    assert.deepEqual(autoscaledPlan(quiet, 3, at20, 'other', held), { minReplicas: 2, maxReplicas: 10 });
+    // Set by someone else: theirs within the stretch, and left to them after it; the next bound records theirs.
+    const theirs = { ...at20, maxReplicas: 30 };
+    assert.equal(autoscaledPlan(busy, 3, theirs, stretch, { ...held, appliedWindow: stretch }), 'changed-elsewhere');
+    assert.deepEqual(autoscaledPlan(quiet, 3, theirs, 'other', held), { minReplicas: 2 });
+    assert.deepEqual(autoscaledPlan(busy, 3, theirs, 'other', held), { maxReplicas: 20, ...holds(20, 30) });
     // Never asked for: the autoscaler's own, untouched.
     assert.deepEqual(autoscaledPlan(quiet, 3, hpa, stretch, {}), {});
   });
 
+  it('never asks for a minReplicas above the maxReplicas, scaling to 0 included', () => {
+    // A night at 0 with a bound of 1, after a day at 12 of 30: the minimum comes down with the bound.
+    const day = { ...hpa, minReplicas: 12, maxReplicas: 30 };
+    const held = { originalMaxReplicas: 10, appliedMaxReplicas: 30, appliedMinReplicas: 12 };
+    assert.deepEqual(autoscaledPlan({ replicas: 0, maxReplicas: 1 }, 12, day, 'night', held),
+      { minReplicas: 1, maxReplicas: 1, scaleTo: 0, held: { maxReplicas: 1, original: 10 } });
+    // Or the autoscaler's own bound back, below the day's minimum.
+    assert.deepEqual(autoscaledPlan({ replicas: 0 }, 12, day, 'night', held), { minReplicas: 10, maxReplicas: 10, scaleTo: 0 });
+  });
+
   it('gets back its bounds when the TDSet goes, and replicas only out of the 0 the TDSet left it at', () => {
-    const bounded = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 5, appliedReplicas: 5,
+    const bounded = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 3, appliedReplicas: 3,
       originalMaxReplicas: 10, appliedMaxReplicas: 4 };
-    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 5, maxReplicas: 4 }), { minReplicas: 1, maxReplicas: 10 });
-    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 5, maxReplicas: 7 }), { minReplicas: 1 });
+    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 3, maxReplicas: 4 }), { minReplicas: 1, maxReplicas: 10 });
+    assert.deepEqual(restorePlan(3, bounded, { ...hpa, minReplicas: 3, maxReplicas: 7 }), { minReplicas: 1 });
+    // Not below a minimum someone else raised since, which the apiserver would refuse.
+    assert.deepEqual(restorePlan(3, { ...bounded, originalMaxReplicas: 2 }, { ...hpa, minReplicas: 3, maxReplicas: 4 }),
+      { minReplicas: 1, maxReplicas: 2 });
+    assert.deepEqual(restorePlan(3, { ...bounded, originalMaxReplicas: 2 }, { ...hpa, minReplicas: 4, maxReplicas: 4 }), {});
     const applied = { originalReplicas: 2, originalMinReplicas: 1, appliedMinReplicas: 5, appliedReplicas: 5 };
     // The autoscaler's own count (8 under load) is not the TDSet's to undo.
     assert.deepEqual(restorePlan(8, applied, { ...hpa, minReplicas: 5 }), { minReplicas: 1 });
     assert.deepEqual(restorePlan(8, applied, { ...hpa, minReplicas: 3 }), {});
     assert.deepEqual(restorePlan(0, { ...applied, appliedReplicas: 0 }, { ...hpa, minReplicas: 5 }), { minReplicas: 1, replicas: 2 });
     // Within a maxReplicas lowered since.
-    assert.deepEqual(restorePlan(8, { ...applied, originalMinReplicas: 6 }, { ...hpa, minReplicas: 5, maxReplicas: 4 }),
-      { minReplicas: 4 });
+    assert.deepEqual(restorePlan(4, { ...applied, originalMinReplicas: 6, appliedMinReplicas: 4 },
+      { ...hpa, minReplicas: 4, maxReplicas: 5 }), { minReplicas: 5 });
     assert.deepEqual(restorePlan(5, applied, undefined), { replicas: 2 });
   });
 

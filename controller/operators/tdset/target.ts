@@ -21,12 +21,15 @@ const appsTargets: Record<(typeof appsKinds)[number], ResourceType> = {
  */
 export function targetType(ref: TargetRef, listed: readonly ScaleResource[]): ResourceType | { notScalable: string } {
   const [group = '', version = ''] = ref.apiVersion.split('/');
-  if (group === 'apps') return appsTargets[ref.kind as keyof typeof appsTargets];
-  const custom = listed.find((r) => r.group === group && r.kind === ref.kind);
+  const apps = group === 'apps' ? appsTargets[ref.kind as keyof typeof appsTargets] : undefined;
+  if (apps) return apps;
+  // All three must match: admission asked the TDSet's creator for the resource the ref gives, and the kind is read.
+  const custom = listed.find((r) => r.group === group && r.resource === ref.resource && r.kind === ref.kind);
   if (custom) return scaleResourceType(custom, version);
   return { notScalable: `this install scales Deployments, StatefulSets, ReplicaSets${listed.length ? ` and ` +
-    listed.map(scaleResourceText).join(', ') : ''}, not ${ref.kind} of ${group}: an admin adds it to the install's ` +
-    'tdsetScaleResources (--tdset-scale-resources), which grants the controller its scale subresource' };
+    listed.map(scaleResourceText).join(', ') : ''}, not ${ref.resource ?? ref.kind}.${group}:${ref.kind}: an admin ` +
+    'adds it to the install\'s tdsetScaleResources (--tdset-scale-resources), which grants the controller its scale ' +
+    'subresource' };
 }
 
 export const targetName = (ref: Pick<TargetRef, 'kind' | 'name'>) => `${ref.kind}/${ref.name}`;
@@ -108,30 +111,22 @@ export function autoscalerProblem(ref: TargetRef, named: string | undefined, aut
   return undefined;
 }
 
-/** What to do to an autoscaler and its target; `maxReplicas` is the bound it is to have, when the TDSet keeps one. */
+/** What to do to an autoscaler and its target. */
 export interface AutoscaledPlan {
+  /** Bounds to set, where they differ from the autoscaler's. */
   minReplicas?: number;
-  /** The maxReplicas to set, when they differ from the autoscaler's. */
   maxReplicas?: number;
   scaleTo?: number;
-  /** The maxReplicas the TDSet holds the autoscaler at after this, if it holds any. */
-  heldMaxReplicas?: number;
+  /** The maxReplicas the TDSet holds the autoscaler at after this, and those to give back; none when it holds none. */
+  held?: { maxReplicas: number; original: number };
 }
 
 /**
- * The maxReplicas the TDSet is to hold the autoscaler at: the stretch's; where it gives none, the autoscaler's own
- * again (when the TDSet set them and nobody changed them since); otherwise none.
- */
-function heldMax(desired: Pick<Desired, 'maxReplicas'>, autoscaler: Autoscaler, applied: Applied): number | undefined {
-  if (desired.maxReplicas !== undefined) return desired.maxReplicas;
-  return applied.appliedMaxReplicas !== undefined && autoscaler.maxReplicas === applied.appliedMaxReplicas
-    ? applied.originalMaxReplicas : undefined;
-}
-
-/**
- * With an autoscaler: its minReplicas follows the schedule (within its maxReplicas, which a stretch may set too) and
+ * With an autoscaler: its minReplicas follow the schedule (within its maxReplicas, which a stretch may set too) and
  * the replicas are its own, but at 0, which no autoscaler keeps (it stops while its target has none): the target is
- * scaled to 0, and up again when a window asks for more.
+ * scaled to 0, and up again when a window asks for more. Where a stretch gives no maxReplicas, the autoscaler gets
+ * back its own, unless someone changed them since the TDSet set them; the next stretch that gives some records the
+ * autoscaler's as they are then.
  */
 export function autoscaledPlan(desired: Pick<Desired, 'replicas' | 'maxReplicas'>, current: number, autoscaler: Autoscaler,
   stretch: string, applied: Applied): AutoscaledPlan | 'changed-elsewhere' {
@@ -142,13 +137,17 @@ export function autoscaledPlan(desired: Pick<Desired, 'replicas' | 'maxReplicas'
     (desired.replicas === 0 && current !== applied.appliedReplicas))) {
     return 'changed-elsewhere';
   }
-  const held = heldMax(desired, autoscaler, applied);
-  const bounds = { ...(held !== undefined ? { heldMaxReplicas: held } : {}),
-    ...(held !== undefined && held !== autoscaler.maxReplicas ? { maxReplicas: held } : {}) };
-  if (desired.replicas === 0) return { ...bounds, ...(current === 0 ? {} : { scaleTo: 0 }) };
-  const minReplicas = Math.min(desired.replicas, held ?? autoscaler.maxReplicas);
-  return { ...bounds, ...(autoscaler.minReplicas !== minReplicas ? { minReplicas } : {}),
-    ...(current === 0 ? { scaleTo: minReplicas } : {}) };
+  const holding = applied.appliedMaxReplicas !== undefined && applied.originalMaxReplicas !== undefined &&
+    autoscaler.maxReplicas === applied.appliedMaxReplicas;
+  const own = holding ? applied.originalMaxReplicas! : autoscaler.maxReplicas;
+  const max = desired.maxReplicas ?? own;
+  const min = autoscaler.minReplicas ?? 1;
+  // At 0 the minimum is left as it is, but never above the maximum: the apiserver refuses that at every write.
+  const minReplicas = desired.replicas === 0 ? Math.min(min, max) : Math.min(desired.replicas, max);
+  const scaleTo = desired.replicas === 0 ? (current === 0 ? undefined : 0) : (current === 0 ? minReplicas : undefined);
+  return { ...(minReplicas !== min ? { minReplicas } : {}), ...(max !== autoscaler.maxReplicas ? { maxReplicas: max } : {}),
+    ...(scaleTo !== undefined ? { scaleTo } : {}),
+    ...(desired.maxReplicas !== undefined ? { held: { maxReplicas: desired.maxReplicas, original: own } } : {}) };
 }
 
 /**
@@ -163,11 +162,14 @@ export function restorePlan(current: number | undefined, applied: Applied, autos
     return replicas === undefined ? {} : { replicas };
   }
   const { originalMinReplicas, appliedMinReplicas, originalReplicas, originalMaxReplicas, appliedMaxReplicas } = applied;
-  const maxReplicas = originalMaxReplicas !== undefined && appliedMaxReplicas !== undefined &&
+  const minBack = originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
+    appliedMinReplicas !== originalMinReplicas ? originalMinReplicas : undefined;
+  const maxBack = originalMaxReplicas !== undefined && appliedMaxReplicas !== undefined &&
     autoscaler.maxReplicas === appliedMaxReplicas && appliedMaxReplicas !== originalMaxReplicas ? originalMaxReplicas : undefined;
+  // Not below a minimum someone else set since: the apiserver would refuse both bounds.
+  const maxReplicas = maxBack !== undefined && maxBack >= (minBack ?? autoscaler.minReplicas ?? 1) ? maxBack : undefined;
   const max = maxReplicas ?? autoscaler.maxReplicas;
-  const minReplicas = originalMinReplicas !== undefined && autoscaler.minReplicas === appliedMinReplicas &&
-    appliedMinReplicas !== originalMinReplicas ? Math.min(originalMinReplicas, max) : undefined;
+  const minReplicas = minBack === undefined ? undefined : Math.min(minBack, max);
   const replicas = current === 0 && applied.appliedReplicas === 0 && (originalReplicas ?? 0) > 0
     ? Math.min(Math.max(originalReplicas!, originalMinReplicas ?? 1), max) : undefined;
   return { ...(minReplicas !== undefined ? { minReplicas } : {}), ...(maxReplicas !== undefined ? { maxReplicas } : {}),
