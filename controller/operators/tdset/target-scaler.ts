@@ -57,6 +57,8 @@ type TDSet = TDSetResource & Owner;
 
 export class TargetScaler {
   private readonly autoscalers;
+  /** By TDSet uid: the change last refused for good, and until when it is not asked for again. */
+  private readonly refusals = new Map<string, { attempt: string; until: number; message: string }>();
 
   /** `listed`: the custom resources the install lets TDSets scale. */
   constructor(private readonly ctx: OperatorContext, private readonly tdsets: Informer<TDSetResource>,
@@ -146,9 +148,13 @@ export class TargetScaler {
       case 'scale': {
         const controller = await this.controllerOf(type, ref, ns);
         if (controller) return this.controlled(target, controller, kept);
-        const updated = await this.changing(tdset, { target, originalReplicas: previous.originalReplicas ?? current,
-          appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, ns, ref.name,
+        const attempt = `${stretch} ${decision.to}`;
+        const lately = this.refusedLately(tdset, attempt);
+        if (lately) return this.refusedOutcome(lately, kept);
+        const { object: updated, error } = await this.changing(tdset, { target, originalReplicas: previous.originalReplicas ??
+          current, appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, ns, ref.name,
           { spec: { replicas: decision.to } }, 'merge', 'scale'));
+        if (error) return this.refused(tdset, attempt, error, `the apiserver refused to scale ${target}`, kept, updated);
         await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
           `replicas: ${why}`);
         log.info({ target, from: decision.from, to: decision.to, window: desired.window }, 'scaled');
@@ -181,36 +187,45 @@ export class TargetScaler {
       originalMaxReplicas: plan.held?.original };
     let updated: TDSet | undefined;
     const changes: string[] = [];
-    if (plan.minReplicas !== undefined || plan.maxReplicas !== undefined || plan.scaleTo !== undefined) {
+    const newBounds = { ...(plan.minReplicas !== undefined ? { minReplicas: plan.minReplicas } : {}),
+      ...(plan.maxReplicas !== undefined ? { maxReplicas: plan.maxReplicas } : {}) };
+    if (Object.keys(newBounds).length || plan.scaleTo !== undefined) {
       const controller = await this.controllerOf(type, ref, ns);
       if (controller) return this.controlled(target, controller, kept);
-      const outcome = await this.changing(tdset, { target, ...originals, ...bounds, appliedReplicas: plan.scaleTo ?? current,
-        appliedWindow: stretch }, async () => {
-        const spec = { ...(plan.minReplicas !== undefined ? { minReplicas: plan.minReplicas } : {}),
-          ...(plan.maxReplicas !== undefined ? { maxReplicas: plan.maxReplicas } : {}) };
-        if (Object.keys(spec).length) {
-          // Both bounds in one write: the apiserver refuses a minReplicas above the maxReplicas at every step.
-          await this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec }, 'merge');
-          changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s ${[
-            ...(spec.minReplicas !== undefined ? [`minReplicas from ${autoscaler.minReplicas ?? 1} to ${spec.minReplicas}`] : []),
-            ...(spec.maxReplicas !== undefined ? [`maxReplicas from ${autoscaler.maxReplicas} to ${spec.maxReplicas}`] : []),
-          ].join(' and ')}`);
+      const attempt = `${stretch} ${JSON.stringify(plan)}`;
+      const lately = this.refusedLately(tdset, attempt);
+      if (lately) return this.refusedOutcome(lately, kept);
+      let object = tdset;
+      // Each change has its own record, so that one refused after the other was made puts back only its own. Until
+      // the bounds given back are set, the record still holds what to give back: a crash between loses nothing.
+      const giving = plan.held === undefined && kept.appliedMaxReplicas !== undefined;
+      const record = { target, ...originals, ...bounds, ...(giving ? { appliedMaxReplicas: kept.appliedMaxReplicas,
+        originalMaxReplicas: kept.originalMaxReplicas } : {}), appliedWindow: stretch };
+      if (Object.keys(newBounds).length) {
+        // Both bounds in one write: the apiserver refuses a minReplicas above the maxReplicas at every step.
+        const result = await this.changing(object, record, () =>
+          this.ctx.client.patch(autoscalerType, ns, autoscaler.name, { spec: newBounds }, 'merge'));
+        if (result.error) {
+          return this.refused(tdset, attempt, result.error, `the apiserver refused to change HorizontalPodAutoscaler ` +
+            `${autoscaler.name}`, kept, result.object);
         }
-        if (plan.scaleTo !== undefined) {
-          await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale');
-          changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
-        }
-      }).catch((error: unknown) => {
-        if (!refusedForGood(error)) throw error;
-        return (error as ApiError).message;
-      });
-      if (typeof outcome === 'string') {
-        return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False',
-          reason: 'AutoscalerRefused', message: `${changes.length ? `${changes.join(', and ')}, but then ` : ''}the ` +
-            `apiserver refused to change HorizontalPodAutoscaler ${autoscaler.name} or ${target}: ` +
-            `${outcome.slice(0, 300)}` } };
+        object = result.object;
+        changes.push(`set HorizontalPodAutoscaler ${autoscaler.name}'s ${[
+          ...(newBounds.minReplicas !== undefined ? [`minReplicas from ${autoscaler.minReplicas ?? 1} to ${newBounds.minReplicas}`] : []),
+          ...(newBounds.maxReplicas !== undefined ? [`maxReplicas from ${autoscaler.maxReplicas} to ${newBounds.maxReplicas}`] : []),
+        ].join(' and ')}`);
       }
-      updated = outcome;
+      if (plan.scaleTo !== undefined) {
+        const result = await this.changing(object, { ...record, appliedReplicas: plan.scaleTo }, () =>
+          this.ctx.client.patch(type, ns, ref.name, { spec: { replicas: plan.scaleTo } }, 'merge', 'scale'));
+        if (result.error) {
+          return this.refused(tdset, attempt, result.error, `${changes.length ? `${changes.join(', and ')}, but then ` : ''}` +
+            `the apiserver refused to scale ${target}`, kept, result.object);
+        }
+        object = result.object;
+        changes.push(`scaled ${target} from ${current} to ${plan.scaleTo}`);
+      }
+      updated = object;
       const note = `${changes.join(', and ')}: ${why}`;
       await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
       log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
@@ -230,19 +245,45 @@ export class TargetScaler {
 
   /**
    * Makes a change with what it sets recorded first (and what to give back, the first time), so that neither a crash
-   * nor a deletion between the two leaves the TDSet not knowing what it did; a change refused puts the record back.
-   * The TDSet as that write left it, to write the rest over.
+   * nor a deletion between the two leaves the TDSet not knowing what it did; a change that fails puts the record back.
+   * Resolves with the TDSet as the last write left it, to write the rest over, and the change's error if it failed.
    */
-  private async changing(tdset: TDSet, record: Partial<TDSetStatus>, change: () => Promise<unknown>): Promise<TDSet> {
+  private async changing(tdset: TDSet, record: Partial<TDSetStatus>, change: () => Promise<unknown>):
+  Promise<{ object: TDSet; error?: unknown }> {
     const before = tdset.status ?? {};
     const { object } = await writeStatus(this.ctx.client, tdsetType, tdset, { ...before, ...record });
     try {
       await change();
     } catch (error) {
-      await writeStatus(this.ctx.client, tdsetType, object, before).catch(() => {});
-      throw error;
+      const back = await writeStatus(this.ctx.client, tdsetType, object, before).then((r) => r.object, () => object);
+      return { object: { ...tdset, ...back }, error };
     }
-    return { ...tdset, ...object };
+    return { object: { ...tdset, ...object } };
+  }
+
+  /** The refusal of this `attempt` less than targetRetryMs ago, if any: not asked again before then. */
+  private refusedLately(tdset: TDSet, attempt: string): string | undefined {
+    const last = this.refusals.get(tdset.metadata.uid ?? tdset.metadata.name);
+    return last && last.attempt === attempt && Date.now() < last.until ? last.message : undefined;
+  }
+
+  /**
+   * A change the apiserver refused for good (a value it will not take, the target gone): Ready=False, and the same
+   * change not asked for again before targetRetryMs, as each attempt writes status, and each write is an event that
+   * reconciles again. Anything else is thrown, to be retried with backoff.
+   */
+  private refused(tdset: TDSet, attempt: string, error: unknown, what: string, kept: Partial<TDSetStatus>,
+    updated: TDSet): TargetOutcome {
+    if (!refusedForGood(error)) throw error;
+    const message = `${what}: ${(error as ApiError).message.slice(0, 300)}; tried again in ${targetRetryMs / 1000}s`;
+    this.refusals.set(tdset.metadata.uid ?? tdset.metadata.name, { attempt, until: Date.now() + targetRetryMs, message });
+    if (this.refusals.size > 10_000) this.refusals.delete(this.refusals.keys().next().value!);
+    return { ...this.refusedOutcome(message, kept), updated };
+  }
+
+  private refusedOutcome(message: string, kept: Partial<TDSetStatus>): TargetOutcome {
+    return { requeueAfterMs: targetRetryMs, status: kept, ready: { type: 'Ready', status: 'False', reason: 'ChangeRefused',
+      message } };
   }
 
   /** What controls the target (a Deployment its ReplicaSet, a TDSet its Deployment), if anything does. */
@@ -273,11 +314,10 @@ export class TargetScaler {
     const failed = (message: string) => this.ctx.events.record(tdset, 'Warning', 'RestoreFailed',
       `${targetName(ref)} could not be given back what this TDSet changed: ${message.slice(0, 300)}`);
     const type = targetType(ref, this.listed);
-    if ('notScalable' in type) {
-      // Scaled while the install listed its kind, and no longer listed: nothing may be written to it now.
-      if (tdset.status?.originalReplicas !== undefined) await failed(type.notScalable);
-      return;
-    }
+    // Scaled while the install listed its kind, and no longer listed: its replicas may not be written now (its
+    // autoscaler's bounds may).
+    const scalable = !('notScalable' in type);
+    if (!scalable && tdset.status?.originalReplicas !== undefined) await failed(type.notScalable);
     const named = tdset.spec?.horizontalPodAutoscaler?.name;
     const autoscaler = named === undefined ? undefined : this.autoscalers.listNamespace(ns).map(autoscalerOf)
       .find((a) => a.name === named);
@@ -287,7 +327,7 @@ export class TargetScaler {
       await failed((error as ApiError).message);
       return false as const;
     });
-    const scale = await attempt(() => this.ctx.client.get<Scale>(type, ns, ref.name, 'scale'));
+    const scale = scalable ? await attempt(() => this.ctx.client.get<Scale>(type, ns, ref.name, 'scale')) : undefined;
     if (scale === false) return;
     const { replicas, ...bounds } = restorePlan(scale ? scale.spec?.replicas ?? 0 : undefined, tdset.status ?? {}, autoscaler);
     if (Object.keys(bounds).length) {
@@ -298,7 +338,7 @@ export class TargetScaler {
           'TDSet set them');
       });
     }
-    if (replicas !== undefined) {
+    if (replicas !== undefined && scalable) {
       await attempt(async () => {
         await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas } }, 'merge', 'scale');
         await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${replicas} ` +

@@ -13,7 +13,7 @@ const customResource = (kind: string, plural: string, scale: boolean) => ({ apiV
   kind: 'CustomResourceDefinition', metadata: { name: `${plural}.example.com` }, spec: { group: 'example.com',
     scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
     versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: {
-      spec: { type: 'object', properties: { replicas: { type: 'integer' }, colour: { type: 'string' } } },
+      spec: { type: 'object', properties: { replicas: { type: 'integer', maximum: 5 }, colour: { type: 'string' } } },
       status: { type: 'object', properties: { replicas: { type: 'integer' } } } } } },
     subresources: { status: {}, ...(scale ? { scale: { specReplicasPath: '.spec.replicas',
       statusReplicasPath: '.status.replicas' } } : {}) } }] } });
@@ -294,6 +294,22 @@ describe('TDSet on workloads it does not own', () => {
       name: 'shop' }, schedule: allDay }));
     await ready('aliased', 'TargetNotScalable');
     await kubectl('delete', 'tds', 'gadget', 'gizmo', 'aliased');
+
+    // A scale the apiserver refuses for good is said, and not asked for again before the target is read again (each
+    // attempt writes status, and each write would reconcile at once).
+    await apply(widget('big', 1));
+    await apply(tdset('capped', { scaleTargetRef: { apiVersion: 'example.com/v1', kind: 'Widget', resource: 'widgets',
+      name: 'big' }, schedule: allDay.map((w) => ({ ...w, replicas: 9 })) }));
+    const capped = await ready('capped', 'ChangeRefused');
+    const refusedAt = Date.now();
+    assert.match(capped.status.conditions.find((c: any) => c.type === 'Ready').message,
+      /^the apiserver refused to scale Widget\/big: .*; tried again in 30s$/);
+    const refusals = () => run.controller.metric('keelson_client_requests_total', { verb: 'patch', resource: 'widgets',
+      code: '422' });
+    await waitFor('the refused scale asked for again', async () => await refusals() >= 2 || undefined, { timeoutMs: 90_000 });
+    assert.ok(Date.now() - refusedAt > 20_000, 'the refused scale was asked for again at once');
+    assert.equal((await json('widget', 'big')).spec.replicas, 1);
+    await kubectl('delete', 'tds', 'capped');
 
     // Admission asks whoever points a TDSet at a Widget for patch on its scale, as for a Deployment.
     const onKind = (kind: string, resource: string) => tdset('by-user', { scaleTargetRef: { apiVersion: 'example.com/v1',
