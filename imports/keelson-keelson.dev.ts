@@ -98,6 +98,13 @@ export function toJson_PodAlertProps(obj: PodAlertProps | undefined): Record<str
  */
 export interface PodAlertSpec {
   /**
+   * When set, each alert is posted to Alertmanager (its v2 API), again every minute while it fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.
+   *
+   * @schema PodAlertSpec#alertmanager
+   */
+  readonly alertmanager?: PodAlertSpecAlertmanager;
+
+  /**
    * What to alert on.
    *
    * @schema PodAlertSpec#alerts
@@ -112,11 +119,32 @@ export interface PodAlertSpec {
   readonly gracePeriodSeconds?: number;
 
   /**
+   * What one alert is about: owner, the workload its pods belong to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod itself when nothing controls it), its pods counted; or pod, each pod on its own.
+   *
+   * @schema PodAlertSpec#groupBy
+   */
+  readonly groupBy?: PodAlertSpecGroupBy;
+
+  /**
+   * More labels on every alert sent to Alertmanager (team, service...); not alertname, namespace, podalert, owner_kind, owner, pod, container, reason, severity.
+   *
+   * @schema PodAlertSpec#labels
+   */
+  readonly labels?: { [key: string]: string };
+
+  /**
    * Lines of the failing container's log to capture (the previous instance for a crash loop).
    *
    * @schema PodAlertSpec#logLines
    */
   readonly logLines?: number;
+
+  /**
+   * A runbook's URL, in each Alertmanager alert's runbook_url annotation.
+   *
+   * @schema PodAlertSpec#runbookUrl
+   */
+  readonly runbookUrl?: string;
 
   /**
    * The pods to watch; default every pod in the PodAlert's namespace.
@@ -126,7 +154,14 @@ export interface PodAlertSpec {
   readonly selector?: PodAlertSpecSelector;
 
   /**
-   * When set, one JSON POST per new alert and per resolution (Slack-compatible: a text field).
+   * The alerts' severity label.
+   *
+   * @schema PodAlertSpec#severity
+   */
+  readonly severity?: string;
+
+  /**
+   * When set, one JSON POST per new alert and per resolution: per workload, or per pod, as groupBy says.
    *
    * @schema PodAlertSpec#webhook
    */
@@ -140,11 +175,60 @@ export interface PodAlertSpec {
 export function toJson_PodAlertSpec(obj: PodAlertSpec | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'alertmanager': toJson_PodAlertSpecAlertmanager(obj.alertmanager),
     'alerts': toJson_PodAlertSpecAlerts(obj.alerts),
     'gracePeriodSeconds': obj.gracePeriodSeconds,
+    'groupBy': obj.groupBy,
+    'labels': ((obj.labels) === undefined) ? undefined : (Object.entries(obj.labels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'logLines': obj.logLines,
+    'runbookUrl': obj.runbookUrl,
     'selector': toJson_PodAlertSpecSelector(obj.selector),
+    'severity': obj.severity,
     'webhook': toJson_PodAlertSpecWebhook(obj.webhook),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * When set, each alert is posted to Alertmanager (its v2 API), again every minute while it fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.
+ *
+ * @schema PodAlertSpecAlertmanager
+ */
+export interface PodAlertSpecAlertmanager {
+  /**
+   * For https: the certificates to trust instead of the system's.
+   *
+   * @schema PodAlertSpecAlertmanager#ca
+   */
+  readonly ca?: PodAlertSpecAlertmanagerCa;
+
+  /**
+   * A Secret with `token` (sent as a bearer token), or `username` and `password` (basic auth).
+   *
+   * @schema PodAlertSpecAlertmanager#credentialsSecretRef
+   */
+  readonly credentialsSecretRef?: PodAlertSpecAlertmanagerCredentialsSecretRef;
+
+  /**
+   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef.
+   *
+   * @schema PodAlertSpecAlertmanager#url
+   */
+  readonly url: string;
+}
+
+/**
+ * Converts an object of type 'PodAlertSpecAlertmanager' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PodAlertSpecAlertmanager(obj: PodAlertSpecAlertmanager | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'ca': toJson_PodAlertSpecAlertmanagerCa(obj.ca),
+    'credentialsSecretRef': toJson_PodAlertSpecAlertmanagerCredentialsSecretRef(obj.credentialsSecretRef),
+    'url': obj.url,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -178,6 +262,18 @@ export function toJson_PodAlertSpecAlerts(obj: PodAlertSpecAlerts | undefined): 
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What one alert is about: owner, the workload its pods belong to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod itself when nothing controls it), its pods counted; or pod, each pod on its own.
+ *
+ * @schema PodAlertSpecGroupBy
+ */
+export enum PodAlertSpecGroupBy {
+  /** owner */
+  OWNER = "owner",
+  /** pod */
+  POD = "pod",
+}
 
 /**
  * The pods to watch; default every pod in the PodAlert's namespace.
@@ -216,11 +312,32 @@ export function toJson_PodAlertSpecSelector(obj: PodAlertSpecSelector | undefine
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * When set, one JSON POST per new alert and per resolution (Slack-compatible: a text field).
+ * When set, one JSON POST per new alert and per resolution: per workload, or per pod, as groupBy says.
  *
  * @schema PodAlertSpecWebhook
  */
 export interface PodAlertSpecWebhook {
+  /**
+   * The payload's shape: generic (the message's fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams (an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is https://events.pagerduty.com/v2/enqueue).
+   *
+   * @schema PodAlertSpecWebhook#format
+   */
+  readonly format?: PodAlertSpecWebhookFormat;
+
+  /**
+   * When set, an alert still firing is sent again this long after it was last sent, e.g. 4h or 30m (at least 1m).
+   *
+   * @schema PodAlertSpecWebhook#repeatInterval
+   */
+  readonly repeatInterval?: string;
+
+  /**
+   * With format pagerduty: where the integration's routing key is kept.
+   *
+   * @schema PodAlertSpecWebhook#routingKeySecretRef
+   */
+  readonly routingKeySecretRef?: PodAlertSpecWebhookRoutingKeySecretRef;
+
   /**
    * Where the webhook URL is kept: never in the spec, logs or status.
    *
@@ -236,7 +353,66 @@ export interface PodAlertSpecWebhook {
 export function toJson_PodAlertSpecWebhook(obj: PodAlertSpecWebhook | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'format': obj.format,
+    'repeatInterval': obj.repeatInterval,
+    'routingKeySecretRef': toJson_PodAlertSpecWebhookRoutingKeySecretRef(obj.routingKeySecretRef),
     'secretRef': toJson_PodAlertSpecWebhookSecretRef(obj.secretRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * For https: the certificates to trust instead of the system's.
+ *
+ * @schema PodAlertSpecAlertmanagerCa
+ */
+export interface PodAlertSpecAlertmanagerCa {
+  /**
+   * Where the certificates are.
+   *
+   * @schema PodAlertSpecAlertmanagerCa#configMapRef
+   */
+  readonly configMapRef: PodAlertSpecAlertmanagerCaConfigMapRef;
+}
+
+/**
+ * Converts an object of type 'PodAlertSpecAlertmanagerCa' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PodAlertSpecAlertmanagerCa(obj: PodAlertSpecAlertmanagerCa | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'configMapRef': toJson_PodAlertSpecAlertmanagerCaConfigMapRef(obj.configMapRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A Secret with `token` (sent as a bearer token), or `username` and `password` (basic auth).
+ *
+ * @schema PodAlertSpecAlertmanagerCredentialsSecretRef
+ */
+export interface PodAlertSpecAlertmanagerCredentialsSecretRef {
+  /**
+   * The Secret in the PodAlert's namespace.
+   *
+   * @schema PodAlertSpecAlertmanagerCredentialsSecretRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PodAlertSpecAlertmanagerCredentialsSecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PodAlertSpecAlertmanagerCredentialsSecretRef(obj: PodAlertSpecAlertmanagerCredentialsSecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -288,6 +464,58 @@ export function toJson_PodAlertSpecSelectorMatchExpressions(obj: PodAlertSpecSel
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * The payload's shape: generic (the message's fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams (an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is https://events.pagerduty.com/v2/enqueue).
+ *
+ * @schema PodAlertSpecWebhookFormat
+ */
+export enum PodAlertSpecWebhookFormat {
+  /** generic */
+  GENERIC = "generic",
+  /** slack */
+  SLACK = "slack",
+  /** teams */
+  TEAMS = "teams",
+  /** pagerduty */
+  PAGERDUTY = "pagerduty",
+}
+
+/**
+ * With format pagerduty: where the integration's routing key is kept.
+ *
+ * @schema PodAlertSpecWebhookRoutingKeySecretRef
+ */
+export interface PodAlertSpecWebhookRoutingKeySecretRef {
+  /**
+   * The key whose value is the routing key.
+   *
+   * @schema PodAlertSpecWebhookRoutingKeySecretRef#key
+   */
+  readonly key: string;
+
+  /**
+   * The Secret in the PodAlert's namespace.
+   *
+   * @schema PodAlertSpecWebhookRoutingKeySecretRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PodAlertSpecWebhookRoutingKeySecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PodAlertSpecWebhookRoutingKeySecretRef(obj: PodAlertSpecWebhookRoutingKeySecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * Where the webhook URL is kept: never in the spec, logs or status.
  *
  * @schema PodAlertSpecWebhookSecretRef
@@ -313,6 +541,42 @@ export interface PodAlertSpecWebhookSecretRef {
  */
 /* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 export function toJson_PodAlertSpecWebhookSecretRef(obj: PodAlertSpecWebhookSecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Where the certificates are.
+ *
+ * @schema PodAlertSpecAlertmanagerCaConfigMapRef
+ */
+export interface PodAlertSpecAlertmanagerCaConfigMapRef {
+  /**
+   * The key whose value is PEM certificates.
+   *
+   * @schema PodAlertSpecAlertmanagerCaConfigMapRef#key
+   */
+  readonly key: string;
+
+  /**
+   * The ConfigMap in the PodAlert's namespace.
+   *
+   * @schema PodAlertSpecAlertmanagerCaConfigMapRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'PodAlertSpecAlertmanagerCaConfigMapRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_PodAlertSpecAlertmanagerCaConfigMapRef(obj: PodAlertSpecAlertmanagerCaConfigMapRef | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
     'key': obj.key,

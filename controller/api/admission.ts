@@ -27,6 +27,16 @@ export interface RequesterRight {
   because: string;
 }
 
+/**
+ * `get` on the Secret or ConfigMap an optional reference at `path` (CEL, e.g. object.spec.webhook.secretRef) names,
+ * when it is set.
+ */
+export function referenceRight(resource: 'secrets' | 'configmaps', path: string, because: string): RequesterRight {
+  const parts = path.split('.');
+  const present = parts.slice(2).map((_, i) => `has(${parts.slice(0, i + 3).join('.')})`).join(' && ');
+  return { group: '', resource, verb: 'get', name: `${path}.name`, when: present, because };
+}
+
 const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const celOf = (value: string | FromObject) => typeof value === 'string' ? quoted(value) : value.cel;
 

@@ -6,7 +6,9 @@ import type { OperatorContext } from '../../runtime/manager.ts';
 import type { Condition } from '../../runtime/status.ts';
 import { types, type KubeObject } from '../../runtime/resources.ts';
 import type { DestinationPolicy } from './destination.ts';
-import { DestinationRefused, droppedText, payload, post, retryDelayMs, type Notification } from './webhook.ts';
+import { render } from './formats.ts';
+import type { PodAlertSpec } from './schema.ts';
+import { DestinationRefused, droppedText, post, retryDelayMs, type Notification } from './webhook.ts';
 
 export type DeliveryCondition = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
@@ -16,7 +18,8 @@ export type RecordOutbox<T> = (object: T, outbox: Notification[], condition?: De
 const type = 'WebhookDelivered';
 
 export async function deliver<T extends KubeObject>(ctx: OperatorContext, policy: DestinationPolicy, object: T,
-  secretRef: { name: string; key: string }, outbox: Notification[], dropped: number, record: RecordOutbox<T>):
+  spec: Pick<PodAlertSpec, 'severity'> & { webhook: NonNullable<PodAlertSpec['webhook']> }, outbox: Notification[],
+  dropped: number, record: RecordOutbox<T>):
 Promise<{ outbox: Notification[] }> {
   let waiting = [...outbox];
   // A failure makes the first message due later, so the reconcile set off by our own status write does not retry
@@ -35,15 +38,23 @@ Promise<{ outbox: Notification[] }> {
     return { outbox: waiting };
   };
   const namespace = object.metadata.namespace!;
-  const secret = await ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets, namespace,
-    secretRef.name);
-  const encoded = secret?.data?.[secretRef.key];
-  if (!secret) return failed('SecretNotFound', `Secret ${secretRef.name} not found`);
-  if (!encoded) return failed('SecretKeyNotFound', `Secret ${secretRef.name} has no key ${secretRef.key}`);
-  const url = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  const read = async (ref: { name: string; key: string }) => {
+    const secret = await ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets, namespace, ref.name);
+    const encoded = secret?.data?.[ref.key];
+    if (!secret) return { failure: ['SecretNotFound', `Secret ${ref.name} not found`] as [string, string] };
+    if (!encoded) return { failure: ['SecretKeyNotFound', `Secret ${ref.name} has no key ${ref.key}`] as [string, string] };
+    return { value: Buffer.from(encoded, 'base64').toString('utf8').trim() };
+  };
+  const { secretRef, routingKeySecretRef, format = 'generic' } = spec.webhook;
+  const url = await read(secretRef);
+  if (url.failure) return failed(...url.failure);
+  const routingKey = routingKeySecretRef ? await read(routingKeySecretRef) : undefined;
+  if (routingKey?.failure) return failed(...routingKey.failure);
+  const context = { namespace, name: object.metadata.name, severity: spec.severity ?? 'warning',
+    ...(routingKey ? { routingKey: routingKey.value } : {}) };
   while (waiting.length) {
     try {
-      await post(url, payload(waiting[0]!, { namespace, name: object.metadata.name }), policy);
+      await post(url.value!, render[format](waiting[0]!, context), policy);
     } catch (error) {
       if (error instanceof DestinationRefused && error.detail) {
         ctx.log.info({ namespace, name: object.metadata.name, detail: error.detail }, 'webhook destination refused');

@@ -4,5 +4,10 @@ export const permissions: Permission[] = [
   ...ownKind('podalerts', { ownsObjects: false }),
   { group: '', resource: 'pods', verbs: ['list', 'watch'], reason: 'check the health of matching pods' },
   { group: '', resource: 'pods/log', verbs: ['get'], reason: 'capture the failing container\'s log tail' },
-  { group: '', resource: 'secrets', verbs: ['get'], reason: 'read the webhook URL from spec.webhook.secretRef' },
+  { group: 'batch', resource: 'jobs', verbs: ['list', 'watch'], reason: 'group a CronJob\'s pods under it, through ' +
+    'the Job between (its owner, the only field kept)' },
+  { group: '', resource: 'secrets', verbs: ['get'], reason: 'read the webhook URL from spec.webhook.secretRef, and ' +
+    'Alertmanager\'s credentials from spec.alertmanager.credentialsSecretRef' },
+  { group: '', resource: 'configmaps', verbs: ['get'], reason: 'read the certificates Alertmanager is trusted with, ' +
+    'from spec.alertmanager.ca.configMapRef' },
 ];

@@ -11,6 +11,8 @@ import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
 import { inNamespace } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
+import { startAlertmanager, type Alertmanager } from '../../../test/support/alertmanager.ts';
+import { pagerDutyViolations, slackViolations, teamsViolations } from '../../../test/support/receivers.ts';
 import { freePort } from '../../../cluster/ports.ts';
 import { waitForPod, withoutRealNode } from '../../../test/support/real-node.ts';
 import { waitFor } from '../../../cluster/wait.ts';
@@ -26,6 +28,10 @@ let hook: Server;
 let hookUrl: string;
 let realCleanup: (() => Promise<void>) | undefined;
 const received: any[] = [];
+/** What Alertmanager sent its receiver. */
+const notified: any[] = [];
+/** What PodAlerts of each webhook format posted. */
+const formatted: { format: string; body: any }[] = [];
 /** Messages about these pods are refused with HTTP 500 this many more times. */
 const failFor = new Map<string, number>();
 /** When each POST about a pod arrived, delivered or not. */
@@ -59,6 +65,16 @@ before(async () => {
     let body = '';
     req.on('data', (chunk) => (body += chunk)).on('end', async () => {
       const message = JSON.parse(body);
+      if (req.url === '/alertmanager') {
+        notified.push(message);
+        res.writeHead(200).end();
+        return;
+      }
+      if (req.url?.startsWith('/formats/')) {
+        formatted.push({ format: req.url.slice('/formats/'.length), body: message });
+        res.writeHead(200).end();
+        return;
+      }
       if (message.podAlert?.name === changeWhileReceiving) {
         changeWhileReceiving = undefined;
         await kubectl('annotate', 'pa', message.podAlert.name, 'changed=while-receiving');
@@ -296,6 +312,119 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     assert.deepEqual(off.alerts, []);
   });
 
+  it('makes one alert of a Deployment\'s crash-looping pods, counted, with a series per pod, and resolves it once', async () => {
+    const template = (state: string) => ({ metadata: { labels: { app: 'web', [simulateLabel]: state } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/web:1' }] } });
+    await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace },
+      spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: template('crash-loop') } });
+    await podAlert('web', { gracePeriodSeconds: 0, logLines: 0, selector: { matchLabels: { app: 'web' } },
+      webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+    const status = await statusOf('web', (s) => s.workloads?.[0]?.unhealthyPods === 3 && s.pendingNotifications?.length === 0 &&
+      s.conditions.some((c: any) => c.type === 'WebhookDelivered' && c.status === 'True'), 'one workload of three pods, delivered');
+    assert.deepEqual(status.workloads.map((w: any) => [w.owner, w.reason, w.pods.length]), [['Deployment/web', 'CrashLoopBackOff', 3]]);
+    assert.equal(status.unhealthyWorkloads, 1);
+    assert.deepEqual([...new Set(status.alerts.map((a: any) => a.owner))], ['Deployment/web']);
+    const [message, ...more] = messagesFor('web');
+    assert.deepEqual(more, [], 'more than one message for one workload');
+    assert.deepEqual([message.event, message.owner, message.pod], ['alert', 'Deployment/web', undefined]);
+    assert.match(message.text, new RegExp(`^Deployment web in ${namespace}: \\d pods? unhealthy \\(CrashLoopBackOff\\): web-`));
+    const series = (labels: Record<string, string> = {}) => controller.metric('keelson_podalert_pod_unhealthy',
+      { podalert: 'web', namespace, owner_kind: 'Deployment', owner: 'web', ...labels });
+    assert.equal(await series({ reason: 'CrashLoopBackOff' }), 3);
+    assert.equal(await series({ pod: status.alerts[0].pod }), 1);
+
+    // Fixed: a rollout replaces the pods, and the one alert is resolved once.
+    await kubectl('patch', 'deployment', 'web', '--type=merge', '-p', JSON.stringify({ spec: { template: template('recovered') } }));
+    const resolved = await waitFor('the resolution', () => messagesFor('web').filter((m) => m.event === 'resolved')[0],
+      { timeoutMs: 90_000 });
+    assert.deepEqual([resolved.owner, resolved.text], ['Deployment/web',
+      `Deployment web in ${namespace} has no unhealthy pod now (was CrashLoopBackOff)`]);
+    await statusOf('web', (s) => s.unhealthyPods === 0 && s.workloads.length === 0, 'no workload listed');
+    assert.equal(messagesFor('web').length, 2);
+    assert.equal(await series(), 0);
+  });
+
+  it('posts a Deployment\'s one alert to Alertmanager, which routes it once, silences, and resolves it', async () => {
+    const alertmanager: Alertmanager = await startAlertmanager(`http://127.0.0.1:${(hook.address() as { port: number }).port}/alertmanager`);
+    try {
+      const deployment = (name: string, state: string) => apply({ apiVersion: 'apps/v1', kind: 'Deployment',
+        metadata: { name, namespace }, spec: { replicas: 3, selector: { matchLabels: { app: name } }, template: {
+          metadata: { labels: { app: name, tier: 'am', [simulateLabel]: state } },
+          spec: { containers: [{ name: 'app', image: 'registry.example/web:1' }] } } } });
+      await deployment('am-web', 'crash-loop');
+      await podAlert('am', { gracePeriodSeconds: 0, logLines: 0, selector: { matchLabels: { tier: 'am' } },
+        alertmanager: { url: alertmanager.url }, severity: 'critical', labels: { team: 'web' },
+        runbookUrl: 'https://runbooks.example/pods' });
+      const ofOwner = async (owner: string) => (await alertmanager.alerts()).filter((a) => a.labels.owner === owner);
+      const [held] = await waitFor('Alertmanager to hold am-web\'s alert, for 3 pods', async () => {
+        const found = await ofOwner('am-web');
+        return found.length === 1 && found[0].annotations.pods === '3' ? found : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.deepEqual(held.labels, { alertname: 'PodUnhealthy', namespace, podalert: 'am', owner_kind: 'Deployment',
+        owner: 'am-web', container: 'app', reason: 'CrashLoopBackOff', severity: 'critical', team: 'web' });
+      assert.match(held.annotations.summary, new RegExp(`^Deployment am-web in ${namespace}: 3 pods unhealthy \\(CrashLoopBackOff\\)`));
+      assert.equal(held.annotations.runbook_url, 'https://runbooks.example/pods');
+      const firing = () => notified.filter((n) => n.status === 'firing' && n.alerts.some((a: any) => a.labels.owner === 'am-web'));
+      await waitFor('the receiver to be told', () => firing().length === 1);
+      await statusOf('am', (s) => s.conditions.some((c: any) => c.type === 'AlertmanagerDelivered' && c.status === 'True'),
+        'AlertmanagerDelivered=True');
+
+      // A restart posts the same alert again, which Alertmanager keeps as one: the receiver is not told twice.
+      await controller.stop();
+      controller = await startOperator(cluster, namespace, ['podalert'], scratch);
+      await waitFor('the alert posted again', async () => Date.parse((await ofOwner('am-web'))[0].updatedAt) >
+        Date.parse(held.updatedAt), { timeoutMs: 60_000 });
+      assert.equal((await ofOwner('am-web')).length, 1);
+
+      // A silence in Alertmanager keeps a second Deployment's alert from the receiver.
+      const silence = await alertmanager.silence({ owner: 'am-quiet' });
+      await deployment('am-quiet', 'crash-loop');
+      await waitFor('am-quiet\'s alert silenced', async () => (await ofOwner('am-quiet'))[0]?.status.silencedBy.includes(silence));
+
+      // Fixed, am-web's alert ends there, and the receiver is told; of am-quiet it was never told.
+      await deployment('am-web', 'recovered');
+      await waitFor('am-web resolved in Alertmanager', async () => (await ofOwner('am-web')).length === 0 || undefined,
+        { timeoutMs: 90_000 });
+      await waitFor('the receiver told of the resolution', () => notified.some((n) => n.status === 'resolved' &&
+        n.alerts.some((a: any) => a.labels.owner === 'am-web')));
+      assert.equal(firing().length, 1, 'the receiver was told of am-web twice');
+      assert.ok(!notified.some((n) => n.alerts.some((a: any) => a.labels.owner === 'am-quiet')), 'a silenced alert was sent');
+      await statusOf('am', (s) => (s.alertmanagerResolutions ?? []).length === 0, 'no resolution left to post');
+    } finally {
+      await alertmanager.stop();
+    }
+  });
+
+  it('posts in the shapes Slack, Teams and PagerDuty document, and sends an alert still firing again', async () => {
+    const base = `http://127.0.0.1:${(hook.address() as { port: number }).port}/formats`;
+    const violations: Record<string, (body: any) => string[]> = { slack: slackViolations, teams: teamsViolations,
+      pagerduty: pagerDutyViolations };
+    for (const format of Object.keys(violations)) {
+      await kubectl('create', 'secret', 'generic', `hook-${format}`, `--from-literal=url=${base}/${format}`,
+        '--from-literal=routingKey=0123456789abcdef0123456789abcdef');
+      await podAlert(`to-${format}`, { gracePeriodSeconds: 0, logLines: 0, selector: { matchLabels: { app: 'formats' } },
+        webhook: { secretRef: { name: `hook-${format}`, key: 'url' }, format, ...(format === 'pagerduty'
+          ? { routingKeySecretRef: { name: `hook-${format}`, key: 'routingKey' }, repeatInterval: '1m' } : {}) } });
+    }
+    await kubectl('run', 'formats-1', '--image=registry.example/app:1', `--labels=app=formats,${simulateLabel}=crash-loop`);
+    const of = (format: string) => formatted.filter((m) => m.format === format).map((m) => m.body);
+    await waitFor('a message in each format', () => Object.keys(violations).every((f) => of(f).length >= 1));
+    for (const [format, check] of Object.entries(violations)) {
+      for (const body of of(format)) assert.deepEqual(check(body), [], `${format}: ${JSON.stringify(body)}`);
+    }
+    // A minute later, PagerDuty is sent the same incident again; then its resolution, under the same key.
+    const [trigger] = of('pagerduty');
+    const again = await waitFor('the alert sent again after its repeatInterval', () => of('pagerduty')[1], { timeoutMs: 100_000 });
+    assert.deepEqual([again.event_action, again.dedup_key], ['trigger', trigger.dedup_key]);
+    assert.equal(of('slack').length, 1, 'sent again without a repeatInterval');
+    await kubectl('label', 'pod', 'formats-1', `${simulateLabel}=recovered`, '--overwrite');
+    await waitFor('the resolution in each format', () => Object.keys(violations).every((f) => of(f).length >= 2));
+    const resolve = of('pagerduty').at(-1);
+    assert.deepEqual([resolve.event_action, resolve.dedup_key, pagerDutyViolations(resolve)], ['resolve', trigger.dedup_key, []]);
+    assert.equal(of('teams').at(-1).attachments[0].content.body[0].text, 'Resolved');
+    assert.match(of('slack').at(-1).text, /^Pod formats-1 in \S+ recovered \(was \w+\)$/);
+  });
+
   it('counts every one of 62 unhealthy pods, lists the 50 newest within a size budget, and resolves only the healthy', async () => {
     const names = Array.from({ length: 62 }, (_, i) => `crowd-${i}`);
     const dir = join(scratch, 'crowd-logs');
@@ -324,7 +453,12 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     const unlisted = names.find((n) => !listed.has(n))!;
     await kubectl('label', 'pod', unlisted, `${simulateLabel}=recovered`, '--overwrite');
     await statusOf('crowd', (s) => s.unhealthyPods === 61, 'one pod recovered');
-    assert.deepEqual((await events('crowd')).filter((e: any) => e.reason === 'Resolved'), [], 'an alert was resolved while its pod is broken');
+    // Each pod is an alert of its own (nothing controls them), listed or not: that one alone is resolved.
+    const resolved = await waitFor('its resolution', async () => {
+      const found = (await events('crowd')).filter((e: any) => e.reason === 'Resolved');
+      return found.length ? found : undefined;
+    });
+    assert.deepEqual(resolved.map((e: any) => e.note), [`Pod ${unlisted} in ${namespace} recovered (was CrashLoopBackOff)`]);
   });
 });
 
@@ -366,6 +500,41 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
     await cluster.kubectl(['delete', 'pod', 'crashing', '-n', real, '--wait=false']);
     await waitFor('the resolution message', () => messagesFor('real').some((m) => m.event === 'resolved'), { timeoutMs: 60_000 });
     assert.deepEqual(messagesFor('real').map((m) => [m.event, m.pod]), [['alert', 'crashing'], ['resolved', 'crashing']]);
+  });
+
+  it('gives Alertmanager one alert for a Deployment of 5 crash-looping pods, with a real log tail, and resolves it', async () => {
+    const alertmanager = await startAlertmanager(`http://127.0.0.1:${(hook.address() as { port: number }).port}/alertmanager`);
+    try {
+      await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'apps/v1',
+        kind: 'Deployment', metadata: { name: 'crashers' }, spec: { replicas: 5, selector: { matchLabels: { app: 'crashers' } },
+          template: { metadata: { labels: { app: 'crashers' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
+            { name: 'app', image: tools, imagePullPolicy: 'Never', resources: { requests: { cpu: '1m', memory: '8Mi' } },
+              command: ['sh', '-c', 'echo "starting"; echo "fatal: no config"; exit 3'] }] } } } }) });
+      await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert', metadata: { name: 'crashers', namespace: real },
+        spec: { alerts: { checkRunningPods: true }, selector: { matchLabels: { app: 'crashers' } }, gracePeriodSeconds: 0,
+          logLines: 2, alertmanager: { url: alertmanager.url } } });
+      const held = await waitFor('one alert for the Deployment\'s 5 pods, with their log', async () => {
+        const found = (await alertmanager.alerts()).filter((a) => a.labels.podalert === 'crashers');
+        // Starting, the pods were ContainerCreating: that alert ended when they all crash-looped.
+        return found.length === 1 && found[0].labels.reason === 'CrashLoopBackOff' && found[0].annotations.pods === '5' &&
+          found[0].annotations.description ? found[0] : undefined;
+      }, { timeoutMs: 180_000 });
+      assert.deepEqual([held.labels.owner_kind, held.labels.owner, held.labels.namespace], ['Deployment', 'crashers', real]);
+      assert.equal(held.annotations.description, 'starting\nfatal: no config\n');
+
+      await cluster.kubectl(['delete', 'deployment', 'crashers', '-n', real, '--wait=false']);
+      await waitFor('the alert resolved in Alertmanager', async () =>
+        !(await alertmanager.alerts()).some((a) => a.labels.podalert === 'crashers'), { timeoutMs: 90_000 })
+        .catch(async (error: Error) => {
+          const status = (await cluster.getJson(real, 'pa', 'crashers'))?.status;
+          throw new Error(`${error.message}; Alertmanager holds ${JSON.stringify(await alertmanager.alerts())}; the ` +
+            `PodAlert's status: ${JSON.stringify(status)}; pods: ${(await cluster.kubectl(['get', 'pods', '-n', real])).stdout}`);
+        });
+      await waitFor('the receiver told of the resolution', () => notified.some((n) => n.status === 'resolved' &&
+        n.alerts.some((a: any) => a.labels.owner === 'crashers')));
+    } finally {
+      await alertmanager.stop();
+    }
   });
 });
 

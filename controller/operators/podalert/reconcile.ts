@@ -16,12 +16,18 @@ import { primariesSelecting } from '../../runtime/mappers.ts';
 import { matches } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { clip, fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
+import { maxPendingResolutions, maxPostedAlerts, postable, resolution, workloadSubject, type Subject } from './alertmanager.ts';
+import { AlertmanagerSender, labelKey } from './alertmanager-delivery.ts';
+import { groupByWorkload, maxListedWorkloads, sameAlert, workloadResolvedText, workloadText, type UnhealthyPod,
+  type WorkloadAlert } from './groups.ts';
 import { alertText, podViewFields, trouble, type Trouble } from './health.ts';
+import { cronJobOf, workloadName, workloadOf } from './owner.ts';
+import { UnhealthyPodSeries } from './pod-series.ts';
 import { permissions } from './permissions.ts';
 import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { deliver } from './delivery.ts';
 import { parseDestinations, type DestinationPolicy } from './destination.ts';
-import { droppedText, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
+import { droppedText, durationMs, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
 type Resource = PodAlertResource & Owner;
@@ -29,15 +35,23 @@ type Resource = PodAlertResource & Owner;
 const podAlertType = kindType(PodAlert);
 /** Every pod, since a PodAlert may select any; of each, what its health is judged on. */
 const podView = { keep: podViewFields };
+/** Of Jobs, only who owns them (metadata): the CronJob a Job's pods belong to. */
+const jobView = { keep: [] };
 export const evaluationPeriodMs = 30_000;
 
 class PodAlertReconciler {
   private readonly podAlerts;
   private readonly pods;
+  private readonly jobs;
   private readonly unhealthy: Gauge;
+  private readonly podSeries: UnhealthyPodSeries;
   private readonly destinations: DestinationPolicy;
   /** Whether the install lets log tails be copied at all (--podalert-log-tails). */
   private readonly logTails: boolean;
+  private readonly alertmanager: AlertmanagerSender;
+  /** By PodAlert uid, owner and pod: when a pod last had the reason its alert carries (memory is enough: a restart
+   * only holds a reason a little longer). */
+  private readonly reasonSeen = new Map<string, number>();
   /** When each PodAlert (uid/generation) last had its webhook Secret read with nothing to send. */
   private readonly secretChecked = new Map<string, number>();
 
@@ -48,8 +62,11 @@ class PodAlertReconciler {
     this.logTails = logTails === undefined || parseBoolean(keelsonFlags.podAlertLogTails.flag, logTails);
     this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
+    this.jobs = ctx.cache.informer<KubeObject>(types.jobs, ctx.namespace, ctx.client, jobView);
     this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
       help: 'Pods unhealthy past the grace period, per PodAlert', labelNames: ['namespace', 'name'] });
+    this.podSeries = new UnhealthyPodSeries(ctx.metrics.registry);
+    this.alertmanager = new AlertmanagerSender(ctx, this.destinations);
   }
 
   /** The PodAlerts in the pod's namespace that watch it. */
@@ -61,12 +78,15 @@ class PodAlertReconciler {
     const primary = readPrimary(this.podAlerts, request, PodAlert);
     if (!primary) {
       this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
+      this.podSeries.remove({ namespace: request.namespace!, name: request.name });
       return;
     }
     const { object: podAlert, spec, problems } = primary;
     const generation = podAlert.metadata.generation;
     const previous = podAlert.status ?? {};
     if (problems.length) {
+      this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
+      this.podSeries.remove({ namespace: request.namespace!, name: request.name });
       await this.write(podAlert, { ...previous, observedGeneration: generation, conditions: setCondition(
         previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
           observedGeneration: generation, message: problems.join('; ') }) }, now);
@@ -74,21 +94,39 @@ class PodAlertReconciler {
     }
 
     const previousAlerts = previous.alerts ?? [];
-    const { alerts, unhealthy, nextCrossing } = await this.evaluate(podAlert, spec, previousAlerts, now);
-    // A pod is new when it is not listed yet and either nothing was left unlisted last time, or it crossed its grace
-    // period since then (timestamps have whole seconds): one pushed out of a full list and back is not new. A pod is
-    // resolved only when it is healthy, listed or not.
-    const noneUnlisted = (previous.unhealthyPods ?? 0) <= previousAlerts.length || previous.observedGeneration !== generation;
+    const previousWorkloads = previous.workloads ?? [];
+    const { alerts, unhealthy, found, nextCrossing } = await this.evaluate(podAlert, spec, previousAlerts, now);
+    const seenKey = (w: Pick<WorkloadAlert, 'owner' | 'pod'>) => `${podAlert.metadata.uid} ${w.owner} ${w.pod ?? ''}`;
+    const workloads = groupByWorkload(found, previousWorkloads, { perPod: spec.groupBy === 'pod', now: now.getTime(),
+      lastSeen: (w) => this.reasonSeen.get(seenKey(w)) });
+    this.noteReasonsSeen(workloads, found, seenKey, now);
+    const listed = workloads.slice(0, maxListedWorkloads);
+    // An alert is new when it is not listed yet and either nothing was left unlisted last time (or the spec changed),
+    // or it crossed its grace period since then (timestamps have whole seconds): one pushed out of a full list and
+    // back is not new, nor one a status written before alerts were grouped listed per pod. One is resolved only when
+    // none of its pods is unhealthy, listed or not.
     const lastEvaluated = previous.lastEvaluationTime ? Date.parse(previous.lastEvaluationTime) : -Infinity;
-    const crossedSince = (a: Alert) => Date.parse(a.since) + spec.gracePeriodSeconds * 1000 + 1000 > lastEvaluated;
-    const isNew = (a: Alert) => !previousAlerts.some((p) => p.pod === a.pod) && (noneUnlisted || crossedSince(a));
-    const fresh = alerts.filter(isNew);
-    const resolved = previousAlerts.filter((p) => !unhealthy.has(p.pod));
-
-    const incoming: Notification[] = [
-      ...fresh.map((a) => ({ event: 'alert' as const, pod: a.pod, text: this.text(podAlert, a), reason: a.reason, since: a.since })),
-      ...resolved.map((a) => ({ event: 'resolved' as const, pod: a.pod, text: this.resolvedText(podAlert, a),
-        reason: a.reason, since: a.since }))].map((n) => ({ id: randomUUID(), ...n }));
+    const crossedSince = (since: string) => Date.parse(since) + spec.gracePeriodSeconds * 1000 + 1000 > lastEvaluated;
+    const noneUnlisted = (previous.workloads !== undefined || !previousAlerts.length) &&
+      (previous.unhealthyWorkloads ?? 0) <= previousWorkloads.length || previous.observedGeneration !== generation;
+    const fresh = listed.filter((w) => !previousWorkloads.some((p) => sameAlert(p, w)) && (noneUnlisted || crossedSince(w.since)));
+    const resolved = previousWorkloads.filter((p) => !workloads.some((w) => sameAlert(w, p)));
+    // With a repeatInterval, an alert still firing that long after it was last sent is sent again.
+    const repeatMs = spec.webhook?.repeatInterval ? durationMs(spec.webhook.repeatInterval) : undefined;
+    const lastSent = (w: WorkloadAlert) => previousWorkloads.find((p) => sameAlert(p, w))?.notifiedAt;
+    // Not while a message about it still waits: a webhook that is down would fill the outbox with repeats.
+    const waiting = (w: WorkloadAlert) => (previous.pendingNotifications ?? []).some((n) => n.owner === w.owner &&
+      n.pod === (w.pod ?? (w.owner.startsWith('Pod/') ? w.owner.slice(4) : undefined)));
+    const repeats = repeatMs === undefined ? [] : listed.filter((w) => !fresh.includes(w) && lastSent(w) !== undefined &&
+      Date.parse(lastSent(w)!) + repeatMs <= now.getTime() && !waiting(w));
+    const stamped = listed.map((w) => repeatMs === undefined ? w
+      : { ...w, notifiedAt: fresh.includes(w) || repeats.includes(w) ? timestamp(now) : lastSent(w) ?? timestamp(now) });
+    const nextRepeat = Math.min(...stamped.map((w) => w.notifiedAt ? Date.parse(w.notifiedAt) + repeatMs! - now.getTime()
+      : Infinity));
+    const notifications: Notification[] = [...fresh.map((w) => ({ event: 'alert' as const, ...this.message(podAlert, w, alerts) })),
+      ...resolved.map((w) => ({ event: 'resolved' as const, ...this.message(podAlert, w, previousAlerts, true) })),
+      ...repeats.map((w) => ({ event: 'repeat' as const, ...this.message(podAlert, w, alerts) }))];
+    const incoming = notifications.map((n) => ({ id: randomUUID(), ...n }));
     const { outbox, dropped } = spec.webhook ? queueNotifications(previous.pendingNotifications ?? [], incoming)
       : { outbox: [], dropped: 0 };
     if (dropped) {
@@ -105,21 +143,55 @@ class PodAlertReconciler {
       conditions = setCondition(conditions, { type: 'WebhookDelivered', status: 'False', reason: 'OutboxOverflow',
         observedGeneration: generation, message: droppedText(dropped) });
     }
+    if (!spec.alertmanager) conditions = conditions.filter((c) => c.type !== 'AlertmanagerDelivered');
+    // Resolutions are in status before they are posted, as webhook messages are.
+    const source = { namespace: podAlert.metadata.namespace, name: podAlert.metadata.name, spec };
+    // An alert whose reason or container moved on is another alert to Alertmanager: the one it was ends.
+    const relabelled = previousWorkloads.filter((p) => workloads.some((w) => sameAlert(w, p) &&
+      (w.reason !== p.reason || w.container !== p.container)));
+    const ended = (w: WorkloadAlert, summary: string) => resolution(postable(source, { ...this.subject(podAlert, w,
+      previousAlerts, true), summary }, now, timestamp(now)));
+    const resolutions = spec.alertmanager ? [...previous.alertmanagerResolutions ?? [],
+      ...resolved.map((w) => ended(w, this.message(podAlert, w, previousAlerts, true).text)),
+      ...relabelled.map((w) => ended(w, `${w.owner} is unhealthy still, now as ${workloads.find((c) => sameAlert(c, w))!.reason}`))]
+      .slice(-maxPendingResolutions) : undefined;
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
-      unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions,
+      unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions, workloads: stamped,
+      unhealthyWorkloads: workloads.length, alertmanagerResolutions: resolutions,
       ...(dropped ? { droppedNotifications: (previous.droppedNotifications ?? 0) + dropped } : {}) };
     status.alerts = fitToBudget(alerts, (fitted) => jsonBytes({ ...status, alerts: fitted }));
     // The messages are in status before any is sent: a restart then neither loses nor repeats one.
     let { written, object } = await this.write(podAlert, status, now);
     this.unhealthy.set({ namespace: request.namespace!, name: request.name }, unhealthy.size);
+    this.podSeries.set({ namespace: request.namespace!, name: request.name }, found);
     // Events follow the status they tell of: a write that fails (a conflict) records none, and its retry records once.
-    for (const alert of fresh) await this.ctx.events.record(podAlert, 'Warning', 'Unhealthy', this.text(podAlert, alert));
-    for (const alert of resolved) await this.ctx.events.record(podAlert, 'Normal', 'Resolved', this.resolvedText(podAlert, alert));
-    if (fresh.length || resolved.length) log.info({ new: fresh.map((a) => a.pod), resolved: resolved.map((a) => a.pod) }, 'alerts changed');
+    for (const n of incoming.filter((m) => m.event !== 'repeat')) {
+      await this.ctx.events.record(podAlert, n.event === 'alert' ? 'Warning' : 'Normal',
+        n.event === 'alert' ? 'Unhealthy' : 'Resolved', n.text);
+    }
+    if (incoming.length) {
+      const subjects = (event: string) => incoming.filter((n) => n.event === event).map((n) => n.owner ?? n.pod);
+      log.info({ new: subjects('alert'), resolved: subjects('resolved') }, 'alerts changed');
+    }
 
     let retryMs = Infinity;
+    if (spec.alertmanager) {
+      // Every alert, listed in status or not: one Alertmanager stops hearing of would end there while it fires.
+      const firing = workloads.slice(0, maxPostedAlerts).map((w) => postable(source, this.subject(podAlert, w,
+        status.alerts ?? []), now));
+      const sent = await this.alertmanager.send(podAlert.metadata.uid ?? keyOf(request), podAlert.metadata.namespace,
+        spec.alertmanager, firing, resolutions ?? [], now);
+      retryMs = 'wait' in sent ? sent.wait : sent.nextMs;
+      if (!('wait' in sent)) {
+        const posted = new Set(sent.delivered.map((r) => `${labelKey(r.labels)} ${r.endsAt}`));
+        ({ object } = await this.write(object, { ...object.status, alertmanagerResolutions:
+          (object.status?.alertmanagerResolutions ?? []).filter((r) => !posted.has(`${labelKey(r.labels)} ${r.endsAt}`)),
+        conditions: setCondition(object.status?.conditions as Condition[] | undefined,
+          { ...sent.condition, observedGeneration: generation }) }, now));
+      }
+    }
     const due = outbox[0]?.notBefore ? Date.parse(outbox[0].notBefore) - now.getTime() : 0;
-    if (due > 0) retryMs = due;
+    if (due > 0) retryMs = Math.min(retryMs, due);
     else if (spec.webhook && (outbox.length || this.secretCheckDue(podAlert, generation, now))) {
       // Send only from the latest object: the cache may not show our last write yet, and an outbox read from it
       // would send again. A patch on resourceVersion alone fails with 409 (and a retry) when the cache was stale.
@@ -127,13 +199,13 @@ class PodAlertReconciler {
         object = await this.ctx.client.patch<Resource>(podAlertType, object.metadata.namespace, object.metadata.name,
           { metadata: { resourceVersion: object.metadata.resourceVersion } }, 'merge', 'status');
       }
-      const delivery = await deliver(this.ctx, this.destinations, object, spec.webhook.secretRef, outbox, dropped,
+      const delivery = await deliver(this.ctx, this.destinations, object, { ...spec, webhook: spec.webhook }, outbox, dropped,
         async (latest, pending, condition) => (await this.write(latest, { ...latest.status, pendingNotifications: pending,
           ...(condition ? { conditions: setCondition(latest.status?.conditions as Condition[] | undefined,
             { ...condition, observedGeneration: generation }) } : {}) }, now)).object);
-      if (delivery.outbox.length) retryMs = retryDelayMs(delivery.outbox[0]!.attempts ?? 1);
+      if (delivery.outbox.length) retryMs = Math.min(retryMs, retryDelayMs(delivery.outbox[0]!.attempts ?? 1));
     }
-    return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs) };
+    return { requeueAfterMs: Math.min(evaluationPeriodMs, nextCrossing - now.getTime() + 50, retryMs, nextRepeat + 50) };
   }
 
   /**
@@ -151,10 +223,10 @@ class PodAlertReconciler {
 
   /** Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. */
   private async evaluate(podAlert: Resource, spec: PodAlertSpec, previous: Alert[], now: Date):
-  Promise<{ alerts: Alert[]; unhealthy: Set<string>; nextCrossing: number }> {
+  Promise<{ alerts: Alert[]; unhealthy: Set<string>; found: UnhealthyPod[]; nextCrossing: number }> {
     let nextCrossing = Infinity;
     const found: { pod: Pod; trouble: Trouble }[] = [];
-    if (!spec.alerts.checkRunningPods) return { alerts: [], unhealthy: new Set(), nextCrossing };
+    if (!spec.alerts.checkRunningPods) return { alerts: [], unhealthy: new Set(), found: [], nextCrossing };
     for (const pod of this.pods.listNamespace(podAlert.metadata.namespace)) {
       if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
       const problem = trouble(pod);
@@ -173,7 +245,14 @@ class PodAlertReconciler {
     const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem,
       this.logTails ? spec.logLines : 0,
       logBytes, previous.find((p) => p.pod === pod.metadata.name))));
-    return { alerts, unhealthy: new Set(found.map(({ pod }) => pod.metadata.name)), nextCrossing };
+    const namespace = podAlert.metadata.namespace;
+    const jobOwner = (job: string) => cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
+    const unhealthyPods = found.map(({ pod, trouble: problem }) => ({ pod: pod.metadata.name, reason: problem.reason,
+      since: problem.since, workload: workloadOf(pod.metadata, jobOwner),
+      ...(problem.container ? { container: problem.container } : {}) }));
+    const owners = new Map(unhealthyPods.map((p) => [p.pod, workloadName(p.workload)]));
+    return { alerts: alerts.map((a) => ({ ...a, owner: owners.get(a.pod) })), unhealthy: new Set(owners.keys()),
+      found: unhealthyPods, nextCrossing };
   }
 
   private async alertFor(pod: Pod, found: Trouble, logLines: number, logBytes: number, previous: Alert | undefined):
@@ -214,6 +293,43 @@ class PodAlertReconciler {
   private text(podAlert: Resource, alert: Alert): string {
     const restarts = alert.containers?.find((c) => c.name === alert.container)?.restartCount ?? 0;
     return alertText({ ...alert, namespace: podAlert.metadata.namespace, restarts });
+  }
+
+  private noteReasonsSeen(workloads: WorkloadAlert[], found: UnhealthyPod[],
+    key: (w: Pick<WorkloadAlert, 'owner' | 'pod'>) => string, now: Date): void {
+    for (const w of workloads) {
+      const has = found.some((p) => p.reason === w.reason && workloadName(p.workload) === w.owner &&
+        (w.pod === undefined || p.pod === w.pod));
+      // A reason held that no pod has, unknown since a restart: its hold starts now, and ends.
+      if (has || !this.reasonSeen.has(key(w))) {
+        this.reasonSeen.delete(key(w));
+        this.reasonSeen.set(key(w), now.getTime());
+      }
+    }
+    while (this.reasonSeen.size > 50_000) this.reasonSeen.delete(this.reasonSeen.keys().next().value!);
+  }
+
+  /**
+   * An alert's message: of one pod (groupBy pod, or a pod of its own), as its listed alert tells; of a workload, its
+   * pods counted.
+   */
+  private message(podAlert: Resource, workload: WorkloadAlert, alerts: Alert[], resolved = false):
+  Omit<Notification, 'event'> {
+    const fields = { owner: workload.owner, pods: workload.unhealthyPods, reason: workload.reason, since: workload.since };
+    const [kind, name] = workload.owner.split('/');
+    const pod = workload.pod ?? (kind === 'Pod' ? name : undefined);
+    if (pod !== undefined) {
+      // One not listed (past the newest maxListedAlerts) is told from its entry.
+      const alert = alerts.find((a) => a.pod === pod) ?? { pod, reason: workload.reason, since: workload.since, phase: '' };
+      return { ...fields, pod, text: resolved ? this.resolvedText(podAlert, alert) : this.text(podAlert, alert) };
+    }
+    const namespace = podAlert.metadata.namespace;
+    return { ...fields, text: resolved ? workloadResolvedText(workload, namespace) : workloadText(workload, namespace) };
+  }
+
+  /** What Alertmanager is told of an alert. */
+  private subject(podAlert: Resource, workload: WorkloadAlert, alerts: Alert[], resolved = false): Subject {
+    return workloadSubject(workload, this.message(podAlert, workload, alerts, resolved).text, alerts);
   }
 
   private resolvedText(podAlert: Resource, alert: Alert): string {

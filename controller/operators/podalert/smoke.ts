@@ -1,5 +1,6 @@
-// The shortest run that touches every permission PodAlert declares: pods watched, a log tail read, the webhook
-// Secret read and a message delivered, status written, an Event recorded.
+// The shortest run that touches every permission PodAlert declares: pods (and Jobs) watched, a log tail read, the
+// webhook Secret read and a message delivered, Alertmanager's credentials and CA read and its alert posted, status
+// written, an Event recorded.
 import { createServer } from 'node:http';
 import type { LocalCluster } from '../../../cluster/cluster.ts';
 import { serveLogs } from '../../../cluster/kwok.ts';
@@ -8,8 +9,10 @@ import { waitFor } from '../../../cluster/wait.ts';
 
 export async function podAlertSmoke(cluster: LocalCluster, namespace: string, timeoutMs: number): Promise<void> {
   let delivered = 0;
+  let posted = 0;
   const hook = createServer((req, res) => req.resume().on('end', () => {
-    delivered++;
+    if (req.url === '/hook') delivered++;
+    else if (req.headers.authorization === 'Bearer smoke-token') posted++;
     res.end('ok');
   }));
   await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
@@ -17,16 +20,21 @@ export async function podAlertSmoke(cluster: LocalCluster, namespace: string, ti
     await installSimulationStages(cluster);
     const url = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
     await cluster.kubectl(['create', 'secret', 'generic', 'hook', `--from-literal=url=${url}`, '-n', namespace]);
+    await cluster.kubectl(['create', 'secret', 'generic', 'alertmanager', '--from-literal=token=smoke-token', '-n', namespace]);
+    // Read whatever the scheme; trusted only for https.
+    await cluster.kubectl(['create', 'configmap', 'alertmanager-ca', '--from-literal=ca.crt=-----BEGIN CERTIFICATE-----',
+      '-n', namespace]);
     await serveLogs(cluster, { namespace, pod: 'smoke' }, 'smoke', ['now'], ['before', 'crash']);
     await cluster.kubectl(['run', 'smoke', '--image=registry.example/app:1', `--labels=${simulateLabel}=crash-loop`, '-n', namespace]);
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert',
       metadata: { name: 'smoke', namespace }, spec: { alerts: { checkRunningPods: true }, gracePeriodSeconds: 0,
-        webhook: { secretRef: { name: 'hook', key: 'url' } } } }) });
+        webhook: { secretRef: { name: 'hook', key: 'url' } }, alertmanager: { url: url.replace(/\/hook$/, '/alertmanager'),
+          credentialsSecretRef: { name: 'alertmanager' }, ca: { configMapRef: { name: 'alertmanager-ca', key: 'ca.crt' } } } } }) });
     const get = (...args: string[]) => cluster.getJson(namespace, ...args);
     await waitFor(`PodAlert smoke in ${namespace} reconciled in full`, async () => {
       const [podAlert, events] = await Promise.all([get('pa', 'smoke'),
         get('events.events.k8s.io', '--field-selector', 'regarding.name=smoke')]);
-      return podAlert?.status?.alerts?.[0]?.logTail === 'before\ncrash\n' && delivered === 1 &&
+      return podAlert?.status?.alerts?.[0]?.logTail === 'before\ncrash\n' && delivered === 1 && posted >= 1 &&
         events?.items.some((e: { reason: string }) => e.reason === 'Unhealthy');
     }, { timeoutMs });
   } finally {

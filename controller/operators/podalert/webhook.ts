@@ -32,11 +32,6 @@ export function queueNotifications(waiting: Notification[], incoming: Notificati
   return { outbox: all.slice(dropped), dropped };
 }
 
-export function payload(notification: Notification, podAlert: { namespace: string; name: string }): object {
-  const { attempts: _attempts, notBefore: _notBefore, ...fields } = notification;
-  return { ...fields, podAlert, namespace: podAlert.namespace };
-}
-
 type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A lookup that refuses a name resolving to any refused address, and hands the connection the address it checked. */
@@ -52,16 +47,27 @@ function checkedLookup(policy: DestinationPolicy) {
   };
 }
 
+export interface PostOptions {
+  /** What is posted to, in errors: "the webhook", "Alertmanager". */
+  what?: string;
+  /** Authorization and the like; never logged. */
+  headers?: Record<string, string>;
+  /** PEM certificates to trust instead of the system's, for https. */
+  ca?: string;
+  timeoutMs?: number;
+}
+
 /** Posts `body` if `policy` lets the URL's destination through; rejects with a reason that never includes the URL. */
-export async function post(url: string, body: object, policy: DestinationPolicy, timeoutMs = 10_000): Promise<void> {
+export async function post(url: string, body: object, policy: DestinationPolicy,
+  { what = 'the webhook', headers = {}, ca, timeoutMs = 10_000 }: PostOptions = {}): Promise<void> {
   let target: URL;
   try {
     target = new URL(url);
   } catch {
-    throw new DestinationRefused('the webhook URL is not a valid URL');
+    throw new DestinationRefused(`${what}'s URL is not a valid URL`);
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    throw new DestinationRefused(`the webhook URL must be http or https, not ${target.protocol.replace(/:$/, '')}`);
+    throw new DestinationRefused(`${what}'s URL must be http or https, not ${target.protocol.replace(/:$/, '')}`);
   }
   const host = target.hostname.replace(/^\[|\]$/g, '');
   const refused = isIP(host) ? refusal(policy, host, host) : nameRefusal(policy, host);
@@ -69,17 +75,24 @@ export async function post(url: string, body: object, policy: DestinationPolicy,
   const text = JSON.stringify(body);
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(target, { method: 'POST', lookup: checkedLookup(policy), signal: AbortSignal.timeout(timeoutMs),
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } }, resolve);
-    // Whether a port refused, reset or never answered is left unsaid: the message must not make a port scanner.
-    req.on('error', (error: Error & { code?: string }) => reject(error instanceof DestinationRefused ? error
-      : new Error(['ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '') ? 'the webhook\'s host name did not resolve'
-        : 'the webhook could not be reached (no connection, or no answer in time)')));
-    req.end(text);
+    send(target, { method: 'POST', lookup: checkedLookup(policy), signal: AbortSignal.timeout(timeoutMs),
+      ...(ca && target.protocol === 'https:' ? { ca } : {}),
+      headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } }, resolve)
+      // Whether a port refused, reset or never answered is left unsaid: the message must not make a port scanner.
+      .on('error', (error: Error & { code?: string }) => reject(error instanceof DestinationRefused ? error
+        : new Error(['ENOTFOUND', 'EAI_AGAIN'].includes(error.code ?? '') ? `${what}'s host name did not resolve`
+          : `${what} could not be reached (no connection, or no answer in time)`)))
+      .end(text);
   });
   response.resume();
   const status = response.statusCode ?? 0;
-  if (status < 200 || status >= 300) throw new Error(`the webhook answered HTTP ${status}`);
+  if (status < 200 || status >= 300) throw new Error(`${what} answered HTTP ${status}`);
+}
+
+/** A repeatInterval (4h, 30m, 1h30m) in milliseconds. */
+export function durationMs(text: string): number {
+  const [, hours = '0', minutes = '0'] = /^(?:(\d+)h)?(?:(\d+)m)?$/.exec(text) ?? [];
+  return (Number(hours) * 60 + Number(minutes)) * 60_000;
 }
 
 /** After `attempts` failures: 2 s, doubling, at most 5 minutes. */

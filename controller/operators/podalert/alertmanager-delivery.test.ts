@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { OperatorContext } from '../../runtime/manager.ts';
+import { AlertmanagerSender, labelKey } from './alertmanager-delivery.ts';
+import { parseDestinations } from './destination.ts';
+import { resendIntervalMs } from './alertmanager.ts';
+
+let status = 200;
+const bodies: any[] = [];
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (chunk) => (body += chunk)).on('end', () => {
+    bodies.push(JSON.parse(body));
+    res.writeHead(status).end();
+  });
+});
+let url: string;
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+after(() => new Promise((resolve) => server.close(resolve)));
+
+const alert = (owner: string, endsAt: string) => ({ labels: { owner, alertname: 'PodUnhealthy' },
+  annotations: { summary: owner }, startsAt: '2026-06-01T10:00:00Z', endsAt });
+const ctx = { log: pino({ level: 'silent' }) } as unknown as OperatorContext;
+
+describe('posting to Alertmanager', () => {
+  it('posts fresh resolutions before the firing alerts, drops those of alerts firing again, and backs off on failure', async () => {
+    const sender = new AlertmanagerSender(ctx, parseDestinations('127.0.0.1', undefined));
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    const firing = [alert('web', '2026-06-01T10:05:00Z')];
+    const ended = [alert('db', '2026-06-01T10:00:00Z'), alert('web', '2026-06-01T09:59:00Z')];
+    const sent = await sender.send('u', 'shop', { url }, firing, ended, t0);
+    assert.ok(!('wait' in sent) && sent.condition.status === 'True');
+    assert.deepEqual(bodies.at(-1).map((a: any) => [a.labels.owner, a.endsAt]),
+      [['db', '2026-06-01T10:00:00Z'], ['web', '2026-06-01T10:05:00Z']]);
+    assert.equal((sent as any).delivered.length, 2);
+    // The same, a moment later: nothing to post until the resend interval.
+    assert.ok('wait' in await sender.send('u', 'shop', { url }, firing, [], new Date(t0.getTime() + 1_000)));
+    status = 500;
+    const failed = await sender.send('u', 'shop', { url }, firing, [], new Date(t0.getTime() + resendIntervalMs));
+    assert.ok(!('wait' in failed) && failed.condition.reason === 'DeliveryFailed');
+    // Within the backoff nothing is posted, even with a resolution waiting.
+    const posts = bodies.length;
+    assert.ok('wait' in await sender.send('u', 'shop', { url }, firing, ended, new Date(t0.getTime() + resendIntervalMs + 1_000)));
+    assert.equal(bodies.length, posts);
+    status = 200;
+  });
+
+  it('tells alerts apart by their label set, whatever the order of its keys', () => {
+    assert.equal(labelKey({ a: '1', b: '2' }), labelKey({ b: '2', a: '1' }));
+  });
+});
