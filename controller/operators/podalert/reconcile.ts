@@ -121,8 +121,9 @@ class PodAlertReconciler {
       Date.parse(lastSent(w)!) + repeatMs <= now.getTime() && !waiting(w));
     const stamped = listed.map((w) => repeatMs === undefined ? w
       : { ...w, notifiedAt: fresh.includes(w) || repeats.includes(w) ? timestamp(now) : lastSent(w) ?? timestamp(now) });
-    const nextRepeat = Math.min(...stamped.map((w) => w.notifiedAt ? Date.parse(w.notifiedAt) + repeatMs! - now.getTime()
-      : Infinity));
+    // One held back by a waiting message is due again when that message is sent, which reconciles anyway.
+    const nextRepeat = Math.min(...stamped.filter((w) => !waiting(w)).map((w) => w.notifiedAt
+      ? Date.parse(w.notifiedAt) + repeatMs! - now.getTime() : Infinity));
     const notifications: Notification[] = [...fresh.map((w) => ({ event: 'alert' as const, ...this.message(podAlert, w, alerts) })),
       ...resolved.map((w) => ({ event: 'resolved' as const, ...this.message(podAlert, w, previousAlerts, true) })),
       ...repeats.map((w) => ({ event: 'repeat' as const, ...this.message(podAlert, w, alerts) }))];
