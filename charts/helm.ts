@@ -89,7 +89,13 @@ function withScaleRules(rules: PolicyRule[]): string[] {
 
 /** The Helm expression for a Deployment's enabled operators, comma-separated (empty when none is enabled). */
 const operatorsIn = (name: string) =>
-  `include "keelson.operatorsIn" (list .Values.operators (list ${defaultControllers[name]!.map((o) => `"${o}"`).join(' ')}))`;
+  `include "keelson.operatorsIn" (list .Values.operators (list ${defaultControllers[name]!.map((o) => `"${o}"`).join(' ')}) ` +
+  `.Values.watchNamespace)`;
+/** Operators of cluster-scoped kinds: left out while watchNamespace is set. */
+const everyNamespace = catalog.filter((entry) => entry.kind.scope === 'Cluster').map((entry) => `"${entry.name}"`);
+/** The Helm condition of an operator's being run. */
+const running = (operator: string) => everyNamespace.includes(`"${operator}"`)
+  ? `(and (has "${operator}" .Values.operators) (not .Values.watchNamespace))` : `(has "${operator}" .Values.operators)`;
 
 /** templates/keelson.yaml: the install's objects, each one switched on or shaped by the values. */
 function installTemplate(): string {
@@ -104,7 +110,7 @@ function installTemplate(): string {
     .filter(({ operator }) => !operator || defaultControllers[name]!.includes(operator)).flatMap(({ operator, rules }) => {
       const lines = operator === 'tdset' && scope === 'namespaced' ? withScaleRules(rules)
         : yamlLines(rules).map((line) => `  ${line}`);
-      return operator ? [`  {{- if has "${operator}" .Values.operators }}`, ...lines, '  {{- end }}'] : lines;
+      return operator ? [`  {{- if ${running(operator)} }}`, ...lines, '  {{- end }}'] : lines;
     })]);
   const specs = { ...runtimeFlags(), ...keelsonFlags };
   const flag = (key: keyof typeof specs) => `--${specs[key].flag}`;
@@ -129,7 +135,7 @@ function installTemplate(): string {
           // Only with an operator that reads what no namespace holds.
           const readers = catalog.filter((e) => defaultControllers[controller]!.includes(e.name) &&
             e.permissions.some((p) => p.clusterScoped));
-          push(object, `or ${readers.map((e) => `(has "${e.name}" .Values.operators)`).join(' ')} false`);
+          push(object, `or ${readers.map((e) => running(e.name)).join(' ')} false`);
           break;
         }
         if (object.metadata.name !== controller) {
@@ -221,9 +227,13 @@ const helpers = `{{/* The namespace the controller runs in: the value, or the re
 {{ .Values.namespace | default .Release.Namespace }}
 {{- end }}
 
-{{/* Of the enabled operators (the list's first item), those its second item names, comma-separated, in its order. */}}
+{{/*
+Of the enabled operators (the list's first item), those its second item names, comma-separated, in its order; with a
+watched namespace (the third), not those of cluster-scoped kinds.
+*/}}
 {{- define "keelson.operatorsIn" -}}
 {{- $enabled := index . 0 -}}
+{{- if index . 2 }}{{ $enabled = without $enabled ${everyNamespace.join(' ')} }}{{ end -}}
 {{- $found := list -}}
 {{- range index . 1 }}{{ if has . $enabled }}{{ $found = append $found . }}{{ end }}{{ end -}}
 {{- join "," $found -}}
@@ -293,7 +303,8 @@ replicas: 1
 operators:
 ${yamlLines(operators).map((line) => `  ${line}`).join('\n')}
 
-# Watch only this namespace (RBAC becomes a Role there); empty for every namespace.
+# Watch only this namespace (RBAC becomes a Role there); empty for every namespace. ClusterPodAlert, a
+# cluster-scoped kind, runs only when every namespace is watched: it is left out while this is set.
 watchNamespace: ""
 
 resources:

@@ -31,14 +31,18 @@ const named = (manifests: Manifest[], kind: string, name = controllerName) => {
   assert.equal(found.length, 1, `expected one ${kind} ${name}, found ${found.length}`);
   return found[0]!;
 };
+/** What no namespace holds: Nodes, Namespaces, and the cluster-scoped kinds' objects. */
+const clusterScopedResources = ['nodes', 'namespaces', 'clusterpodalerts', 'clusterpodalerts/status'];
+
 /**
  * Every rule an account is granted cluster-wide: its ClusterRole's, and those of its ClusterRole for cluster-scoped
- * resources (Nodes), which must hold nothing else.
+ * resources, which must hold nothing else.
  */
 const clusterRules = (manifests: Manifest[], name = controllerName): any[] => {
   const scoped = manifests.find((m) => m.kind === 'ClusterRole' && m.metadata.name === clusterScopedRoleName(name));
   for (const rule of scoped?.rules ?? []) {
-    assert.deepEqual(rule.resources, ['nodes'], `${JSON.stringify(rule)} in ${clusterScopedRoleName(name)}`);
+    assert.ok(rule.resources.every((r: string) => clusterScopedResources.includes(r)),
+      `${JSON.stringify(rule)} in ${clusterScopedRoleName(name)}`);
   }
   return [...named(manifests, 'ClusterRole', name).rules, ...scoped?.rules ?? []];
 };
@@ -176,6 +180,20 @@ describe('KeelsonInstall', () => {
     assert.equal(one(manifests, 'RoleBinding').subjects[0].namespace, 'keelson-system');
   });
 
+  it('leaves ClusterPodAlert, which one controller must own cluster-wide, out of an install watching one namespace', () => {
+    const all = synth({ operators: undefined, controllers: undefined });
+    const watching = synth({ operators: undefined, controllers: undefined, watchNamespace: 'apps' });
+    const controllersOf = (manifests: Manifest[]) => only(manifests, 'Deployment').map((d) =>
+      parseControllerFlags(d.spec.template.spec.containers[0].args, {}, operatorNames, keelsonFlags).controllers);
+    assert.deepEqual(controllersOf(all)[0], ['tdset', 'podalert', 'clusterpodalert']);
+    assert.deepEqual(controllersOf(watching)[0], ['tdset', 'podalert']);
+    const everyRule = (manifests: Manifest[]) => JSON.stringify(manifests.filter((m) => /Role$/.test(m.kind)));
+    assert.match(everyRule(all), /clusterpodalerts/);
+    assert.doesNotMatch(everyRule(watching), /clusterpodalerts|"namespaces"/);
+    assert.throws(() => synth({ operators: ['podalert', 'clusterpodalert'], watchNamespace: 'apps' }),
+      /operators clusterpodalert reconcile cluster-scoped kinds: they run only in an install that watches every namespace/);
+  });
+
   it('lets TDSets scale the custom resources it names, and grants nothing else for them', () => {
     const widgets = { group: 'example.com', resource: 'widgets', kind: 'Widget' };
     const manifests = synth({ tdsetScaleResources: [widgets] });
@@ -189,7 +207,7 @@ describe('KeelsonInstall', () => {
   });
 
   it('rejects an operator it does not know', () => {
-    assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset, podbuggertool, podalert, postgrescluster, prometheusjmxexporter\)/);
+    assert.throws(() => synth({ operators: ['tdset', 'nginx'] }), /unknown operators: nginx \(known: tdset, podbuggertool, podalert, clusterpodalert, postgrescluster, prometheusjmxexporter\)/);
   });
 });
 
@@ -202,7 +220,7 @@ describe('KeelsonInstall\'s default Deployments', () => {
     keelsonFlags).controllers;
 
   it('runs the operators that change pods apart from the others, each with its own account, Lease and pods', () => {
-    assert.deepEqual(deployments.map((d) => [d.metadata.name, operatorsOf(d)]), [[controllerName, ['tdset', 'podalert']],
+    assert.deepEqual(deployments.map((d) => [d.metadata.name, operatorsOf(d)]), [[controllerName, ['tdset', 'podalert', 'clusterpodalert']],
       [podControllerName, ['podbuggertool', 'postgrescluster', 'prometheusjmxexporter']]]);
     assert.deepEqual(deployments.map((d) => d.spec.template.spec.serviceAccountName), [controllerName, podControllerName]);
     assert.deepEqual(deployments.map((d) => parseControllerFlags(d.spec.template.spec.containers[0].args, {}, operatorNames,
@@ -299,10 +317,14 @@ describe('KeelsonCrds', () => {
       'ValidatingAdmissionPolicy tdsets.keelson.dev-requester', 'ValidatingAdmissionPolicyBinding tdsets.keelson.dev-requester']);
     const crds = only('CustomResourceDefinition', crdsOf());
     assert.deepEqual(crds.map((c) => c.metadata.name), ['tdsets.keelson.dev', 'podbuggertools.keelson.dev',
-      'podalerts.keelson.dev', 'postgresclusters.keelson.dev', 'prometheusjmxexporters.keelson.dev']);
+      'podalerts.keelson.dev', 'clusterpodalerts.keelson.dev', 'postgresclusters.keelson.dev',
+      'prometheusjmxexporters.keelson.dev']);
+    assert.deepEqual(crds.map((c) => c.spec.scope), ['Namespaced', 'Namespaced', 'Namespaced', 'Cluster', 'Namespaced',
+      'Namespaced']);
     for (const crd of crds) {
       assert.equal(crd.metadata.namespace, undefined);
-      assert.deepEqual(crd.spec.names.categories, ['keelson']);
+      // `kubectl delete keelson --all -n shop` must not reach cluster-scoped objects.
+      assert.deepEqual(crd.spec.names.categories, [crd.spec.scope === 'Cluster' ? 'keelson-cluster' : 'keelson']);
       assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
     }
   });

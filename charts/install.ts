@@ -47,19 +47,33 @@ export const podControllerName = 'keelson-pod-controller';
 /** Whoever is bound to it may scrape every Keelson controller's /metrics. */
 export const metricsReaderName = 'keelson-metrics-reader';
 
-/** TDSet and PodAlert in one Deployment; PodBuggerTool, PostgresCluster and PrometheusJmxExporter, which change pods, in another. */
+/**
+ * TDSet, PodAlert and ClusterPodAlert in one Deployment; PodBuggerTool, PostgresCluster and PrometheusJmxExporter,
+ * which change pods, in another.
+ */
 export const defaultControllers: Record<string, string[]> = {
-  [controllerName]: ['tdset', 'podalert'],
+  [controllerName]: ['tdset', 'podalert', 'clusterpodalert'],
   [podControllerName]: ['podbuggertool', 'postgrescluster', 'prometheusjmxexporter'],
 };
 
-export function enabledOperators(operators?: string[]): CatalogEntry[] {
-  if (!operators) return [...catalog];
+/**
+ * The operators `operators` names, or all; watching one namespace, all but those of cluster-scoped kinds, which one
+ * controller must own across the cluster (asked for by name there, they are an error).
+ */
+export function enabledOperators(operators?: string[], watchNamespace?: string): CatalogEntry[] {
+  const everyNamespace = (entry: CatalogEntry) => entry.kind.scope === 'Cluster';
+  if (!operators) return catalog.filter((entry) => !watchNamespace || !everyNamespace(entry));
   const unknown = operators.filter((name) => !catalog.some((entry) => entry.name === name));
   if (unknown.length) {
     throw new Error(`unknown operators: ${unknown.join(', ')} (known: ${catalog.map((e) => e.name).join(', ')})`);
   }
-  return catalog.filter((entry) => operators.includes(entry.name));
+  const enabled = catalog.filter((entry) => operators.includes(entry.name));
+  const clusterWide = enabled.filter(everyNamespace);
+  if (watchNamespace && clusterWide.length) {
+    throw new Error(`operators ${clusterWide.map((e) => e.name).join(', ')} reconcile cluster-scoped kinds: they run ` +
+      'only in an install that watches every namespace (no watchNamespace)');
+  }
+  return enabled;
 }
 
 /** Each Deployment's enabled operators, in the catalog's order; throws unless every operator is in exactly one. */
@@ -85,7 +99,7 @@ export class KeelsonInstall extends Construct {
       podBuggerToolAllowedImages, podAlertLogTails, tdsetScaleResources = [], createNamespace, image = releaseImage,
       ...settings } = props;
     this.namespace = props.namespace ?? 'keelson-system';
-    this.operators = enabledOperators(operators);
+    this.operators = enabledOperators(operators, props.watchNamespace);
     if (createNamespace ?? true) {
       new k8s.KubeNamespace(this, 'namespace', { metadata: { name: this.namespace, labels: {
         'app.kubernetes.io/part-of': 'keelson',

@@ -5,6 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { sampleStandIns } from '../images/recipes.ts';
+import { sampleNamespaceLabel } from '../controller/operators/clusterpodalert/sample.ts';
 import type { LocalCluster } from './cluster.ts';
 import { repoRoot } from './paths.ts';
 
@@ -27,7 +28,8 @@ export async function sampleObjects(): Promise<any[]> {
 
 /**
  * Loads the stand-ins into the real node (which has the operator's image, that PostgreSQL members run their agent
- * from), then applies the samples in `namespace`, made to enforce the restricted standard. Resolves with what kubectl
+ * from), then applies the samples in `namespace`, made to enforce the restricted standard (and picked by the
+ * ClusterPodAlert sample). Resolves with what kubectl
  * warned of.
  */
 export async function applySamples(cluster: LocalCluster, namespace: string): Promise<string> {
@@ -38,7 +40,7 @@ export async function applySamples(cluster: LocalCluster, namespace: string): Pr
   const restricted = Object.fromEntries(['enforce', 'warn', 'audit'].map((mode) =>
     [`pod-security.kubernetes.io/${mode}`, 'restricted']));
   await cluster.kubectl(['apply', '--server-side', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1',
-    kind: 'Namespace', metadata: { name: namespace, labels: restricted } }) });
+    kind: 'Namespace', metadata: { name: namespace, labels: { ...restricted, ...sampleNamespaceLabel } } }) });
   await cluster.kubectl(['wait', '--for=condition=Established', '--all', 'crd', '--timeout=60s']);
   const { stderr } = await cluster.kubectl(['apply', '--server-side', '-n', namespace, '-f', '-'], {
     input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: withStandIns(await sampleObjects()) }) });

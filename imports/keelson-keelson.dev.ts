@@ -4,6 +4,743 @@ import { Construct } from 'constructs';
 
 
 /**
+ * ClusterPodAlert watches pods in the namespaces its namespaceSelector picks and reports those unhealthy past a grace period, as a PodAlert does in its own namespace; each alert carries its namespace. It copies pods' states and log tails across namespaces: creating one takes list on pods, and get on pods/log, in every namespace.
+ *
+ * @schema ClusterPodAlert
+ */
+export class ClusterPodAlert extends ApiObject {
+  /**
+   * Returns the apiVersion and kind for "ClusterPodAlert"
+   */
+  public static readonly GVK: GroupVersionKind = {
+    apiVersion: 'keelson.dev/v1alpha1',
+    kind: 'ClusterPodAlert',
+  }
+
+  /**
+   * Renders a Kubernetes manifest for "ClusterPodAlert".
+   *
+   * This can be used to inline resource manifests inside other objects (e.g. as templates).
+   *
+   * @param props initialization props
+   */
+  public static manifest(props: ClusterPodAlertProps): any {
+    return {
+      ...ClusterPodAlert.GVK,
+      ...toJson_ClusterPodAlertProps(props),
+    };
+  }
+
+  /**
+   * Defines a "ClusterPodAlert" API object
+   * @param scope the scope in which to define this object
+   * @param id a scope-local name for the object
+   * @param props initialization props
+   */
+  public constructor(scope: Construct, id: string, props: ClusterPodAlertProps) {
+    super(scope, id, {
+      ...ClusterPodAlert.GVK,
+      ...props,
+    });
+  }
+
+  /**
+   * Renders the object to Kubernetes JSON.
+   */
+  public override toJson(): any {
+    const resolved = super.toJson();
+
+    return {
+      ...ClusterPodAlert.GVK,
+      ...toJson_ClusterPodAlertProps(resolved),
+    };
+  }
+}
+
+/**
+ * ClusterPodAlert watches pods in the namespaces its namespaceSelector picks and reports those unhealthy past a grace period, as a PodAlert does in its own namespace; each alert carries its namespace. It copies pods' states and log tails across namespaces: creating one takes list on pods, and get on pods/log, in every namespace.
+ *
+ * @schema ClusterPodAlert
+ */
+export interface ClusterPodAlertProps {
+  /**
+   * @schema ClusterPodAlert#metadata
+   */
+  readonly metadata?: ApiObjectMetadata;
+
+  /**
+   * Which namespaces and pods to watch, and where to send alerts.
+   *
+   * @schema ClusterPodAlert#spec
+   */
+  readonly spec: ClusterPodAlertSpec;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertProps' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertProps(obj: ClusterPodAlertProps | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'metadata': obj.metadata,
+    'spec': toJson_ClusterPodAlertSpec(obj.spec),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Which namespaces and pods to watch, and where to send alerts.
+ *
+ * @schema ClusterPodAlertSpec
+ */
+export interface ClusterPodAlertSpec {
+  /**
+   * When set, each alert is posted to Alertmanager (its v2 API), again every minute while it fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.
+   *
+   * @schema ClusterPodAlertSpec#alertmanager
+   */
+  readonly alertmanager?: ClusterPodAlertSpecAlertmanager;
+
+  /**
+   * What to alert on.
+   *
+   * @schema ClusterPodAlertSpec#alerts
+   */
+  readonly alerts: ClusterPodAlertSpecAlerts;
+
+  /**
+   * How long a pod may be unhealthy before it counts.
+   *
+   * @schema ClusterPodAlertSpec#gracePeriodSeconds
+   */
+  readonly gracePeriodSeconds?: number;
+
+  /**
+   * What one alert is about: owner, the workload its pods belong to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod itself when nothing controls it), its pods counted; or pod, each pod on its own.
+   *
+   * @schema ClusterPodAlertSpec#groupBy
+   */
+  readonly groupBy?: ClusterPodAlertSpecGroupBy;
+
+  /**
+   * More labels on every alert sent to Alertmanager (team, service...); not alertname, namespace, podalert, clusterpodalert, owner_kind, owner, pod, container, reason, severity.
+   *
+   * @schema ClusterPodAlertSpec#labels
+   */
+  readonly labels?: { [key: string]: string };
+
+  /**
+   * Lines of the failing container's log to capture (the previous instance for a crash loop).
+   *
+   * @schema ClusterPodAlertSpec#logLines
+   */
+  readonly logLines?: number;
+
+  /**
+   * The namespaces whose pods are watched, by their labels. Every namespace: matchExpressions [{key: kubernetes.io/metadata.name, operator: Exists}].
+   *
+   * @schema ClusterPodAlertSpec#namespaceSelector
+   */
+  readonly namespaceSelector: ClusterPodAlertSpecNamespaceSelector;
+
+  /**
+   * A runbook's URL, in each Alertmanager alert's runbook_url annotation.
+   *
+   * @schema ClusterPodAlertSpec#runbookUrl
+   */
+  readonly runbookUrl?: string;
+
+  /**
+   * The pods to watch; default every pod in the namespaces namespaceSelector picks.
+   *
+   * @schema ClusterPodAlertSpec#selector
+   */
+  readonly selector?: ClusterPodAlertSpecSelector;
+
+  /**
+   * The alerts' severity label.
+   *
+   * @schema ClusterPodAlertSpec#severity
+   */
+  readonly severity?: string;
+
+  /**
+   * When set, one JSON POST per new alert and per resolution: per workload, or per pod, as groupBy says.
+   *
+   * @schema ClusterPodAlertSpec#webhook
+   */
+  readonly webhook?: ClusterPodAlertSpecWebhook;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpec' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpec(obj: ClusterPodAlertSpec | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'alertmanager': toJson_ClusterPodAlertSpecAlertmanager(obj.alertmanager),
+    'alerts': toJson_ClusterPodAlertSpecAlerts(obj.alerts),
+    'gracePeriodSeconds': obj.gracePeriodSeconds,
+    'groupBy': obj.groupBy,
+    'labels': ((obj.labels) === undefined) ? undefined : (Object.entries(obj.labels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'logLines': obj.logLines,
+    'namespaceSelector': toJson_ClusterPodAlertSpecNamespaceSelector(obj.namespaceSelector),
+    'runbookUrl': obj.runbookUrl,
+    'selector': toJson_ClusterPodAlertSpecSelector(obj.selector),
+    'severity': obj.severity,
+    'webhook': toJson_ClusterPodAlertSpecWebhook(obj.webhook),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * When set, each alert is posted to Alertmanager (its v2 API), again every minute while it fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.
+ *
+ * @schema ClusterPodAlertSpecAlertmanager
+ */
+export interface ClusterPodAlertSpecAlertmanager {
+  /**
+   * For https: the certificates to trust instead of the system's.
+   *
+   * @schema ClusterPodAlertSpecAlertmanager#ca
+   */
+  readonly ca?: ClusterPodAlertSpecAlertmanagerCa;
+
+  /**
+   * A Secret with `token` (sent as a bearer token), or `username` and `password` (basic auth).
+   *
+   * @schema ClusterPodAlertSpecAlertmanager#credentialsSecretRef
+   */
+  readonly credentialsSecretRef?: ClusterPodAlertSpecAlertmanagerCredentialsSecretRef;
+
+  /**
+   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef.
+   *
+   * @schema ClusterPodAlertSpecAlertmanager#url
+   */
+  readonly url: string;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecAlertmanager' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecAlertmanager(obj: ClusterPodAlertSpecAlertmanager | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'ca': toJson_ClusterPodAlertSpecAlertmanagerCa(obj.ca),
+    'credentialsSecretRef': toJson_ClusterPodAlertSpecAlertmanagerCredentialsSecretRef(obj.credentialsSecretRef),
+    'url': obj.url,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What to alert on.
+ *
+ * @schema ClusterPodAlertSpecAlerts
+ */
+export interface ClusterPodAlertSpecAlerts {
+  /**
+   * Report pods that are not running and ready; false turns the check off and clears alerts.
+   *
+   * @schema ClusterPodAlertSpecAlerts#checkRunningPods
+   */
+  readonly checkRunningPods: boolean;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecAlerts' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecAlerts(obj: ClusterPodAlertSpecAlerts | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'checkRunningPods': obj.checkRunningPods,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * What one alert is about: owner, the workload its pods belong to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod itself when nothing controls it), its pods counted; or pod, each pod on its own.
+ *
+ * @schema ClusterPodAlertSpecGroupBy
+ */
+export enum ClusterPodAlertSpecGroupBy {
+  /** owner */
+  OWNER = "owner",
+  /** pod */
+  POD = "pod",
+}
+
+/**
+ * The namespaces whose pods are watched, by their labels. Every namespace: matchExpressions [{key: kubernetes.io/metadata.name, operator: Exists}].
+ *
+ * @schema ClusterPodAlertSpecNamespaceSelector
+ */
+export interface ClusterPodAlertSpecNamespaceSelector {
+  /**
+   * Requirements on labels; all must hold.
+   *
+   * @schema ClusterPodAlertSpecNamespaceSelector#matchExpressions
+   */
+  readonly matchExpressions?: ClusterPodAlertSpecNamespaceSelectorMatchExpressions[];
+
+  /**
+   * Labels a namespace must carry, each with exactly this value.
+   *
+   * @schema ClusterPodAlertSpecNamespaceSelector#matchLabels
+   */
+  readonly matchLabels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecNamespaceSelector' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecNamespaceSelector(obj: ClusterPodAlertSpecNamespaceSelector | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'matchExpressions': obj.matchExpressions?.map(y => toJson_ClusterPodAlertSpecNamespaceSelectorMatchExpressions(y)),
+    'matchLabels': ((obj.matchLabels) === undefined) ? undefined : (Object.entries(obj.matchLabels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The pods to watch; default every pod in the namespaces namespaceSelector picks.
+ *
+ * @schema ClusterPodAlertSpecSelector
+ */
+export interface ClusterPodAlertSpecSelector {
+  /**
+   * Requirements on labels; all must hold.
+   *
+   * @schema ClusterPodAlertSpecSelector#matchExpressions
+   */
+  readonly matchExpressions?: ClusterPodAlertSpecSelectorMatchExpressions[];
+
+  /**
+   * Labels a pod must carry, each with exactly this value.
+   *
+   * @schema ClusterPodAlertSpecSelector#matchLabels
+   */
+  readonly matchLabels?: { [key: string]: string };
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecSelector' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecSelector(obj: ClusterPodAlertSpecSelector | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'matchExpressions': obj.matchExpressions?.map(y => toJson_ClusterPodAlertSpecSelectorMatchExpressions(y)),
+    'matchLabels': ((obj.matchLabels) === undefined) ? undefined : (Object.entries(obj.matchLabels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * When set, one JSON POST per new alert and per resolution: per workload, or per pod, as groupBy says.
+ *
+ * @schema ClusterPodAlertSpecWebhook
+ */
+export interface ClusterPodAlertSpecWebhook {
+  /**
+   * The payload's shape: generic (the message's fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams (an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is https://events.pagerduty.com/v2/enqueue).
+   *
+   * @schema ClusterPodAlertSpecWebhook#format
+   */
+  readonly format?: ClusterPodAlertSpecWebhookFormat;
+
+  /**
+   * When set, an alert still firing is sent again this long after it was last sent, e.g. 4h or 30m (at least 1m).
+   *
+   * @schema ClusterPodAlertSpecWebhook#repeatInterval
+   */
+  readonly repeatInterval?: string;
+
+  /**
+   * With format pagerduty: where the integration's routing key is kept.
+   *
+   * @schema ClusterPodAlertSpecWebhook#routingKeySecretRef
+   */
+  readonly routingKeySecretRef?: ClusterPodAlertSpecWebhookRoutingKeySecretRef;
+
+  /**
+   * Where the webhook URL is kept: never in the spec, logs or status.
+   *
+   * @schema ClusterPodAlertSpecWebhook#secretRef
+   */
+  readonly secretRef: ClusterPodAlertSpecWebhookSecretRef;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecWebhook' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecWebhook(obj: ClusterPodAlertSpecWebhook | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'format': obj.format,
+    'repeatInterval': obj.repeatInterval,
+    'routingKeySecretRef': toJson_ClusterPodAlertSpecWebhookRoutingKeySecretRef(obj.routingKeySecretRef),
+    'secretRef': toJson_ClusterPodAlertSpecWebhookSecretRef(obj.secretRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * For https: the certificates to trust instead of the system's.
+ *
+ * @schema ClusterPodAlertSpecAlertmanagerCa
+ */
+export interface ClusterPodAlertSpecAlertmanagerCa {
+  /**
+   * Where the certificates are.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCa#configMapRef
+   */
+  readonly configMapRef: ClusterPodAlertSpecAlertmanagerCaConfigMapRef;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecAlertmanagerCa' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecAlertmanagerCa(obj: ClusterPodAlertSpecAlertmanagerCa | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'configMapRef': toJson_ClusterPodAlertSpecAlertmanagerCaConfigMapRef(obj.configMapRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A Secret with `token` (sent as a bearer token), or `username` and `password` (basic auth).
+ *
+ * @schema ClusterPodAlertSpecAlertmanagerCredentialsSecretRef
+ */
+export interface ClusterPodAlertSpecAlertmanagerCredentialsSecretRef {
+  /**
+   * The Secret.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCredentialsSecretRef#name
+   */
+  readonly name: string;
+
+  /**
+   * The Secret's namespace.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCredentialsSecretRef#namespace
+   */
+  readonly namespace: string;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecAlertmanagerCredentialsSecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecAlertmanagerCredentialsSecretRef(obj: ClusterPodAlertSpecAlertmanagerCredentialsSecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+    'namespace': obj.namespace,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A requirement on one label key.
+ *
+ * @schema ClusterPodAlertSpecNamespaceSelectorMatchExpressions
+ */
+export interface ClusterPodAlertSpecNamespaceSelectorMatchExpressions {
+  /**
+   * The label key the requirement applies to.
+   *
+   * @schema ClusterPodAlertSpecNamespaceSelectorMatchExpressions#key
+   */
+  readonly key: string;
+
+  /**
+   * How the key relates to the values: In, NotIn, Exists or DoesNotExist.
+   *
+   * @schema ClusterPodAlertSpecNamespaceSelectorMatchExpressions#operator
+   */
+  readonly operator: ClusterPodAlertSpecNamespaceSelectorMatchExpressionsOperator;
+
+  /**
+   * The values for In and NotIn (at least one); empty for Exists and DoesNotExist.
+   *
+   * @schema ClusterPodAlertSpecNamespaceSelectorMatchExpressions#values
+   */
+  readonly values?: string[];
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecNamespaceSelectorMatchExpressions' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecNamespaceSelectorMatchExpressions(obj: ClusterPodAlertSpecNamespaceSelectorMatchExpressions | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'operator': obj.operator,
+    'values': obj.values?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * A requirement on one label key.
+ *
+ * @schema ClusterPodAlertSpecSelectorMatchExpressions
+ */
+export interface ClusterPodAlertSpecSelectorMatchExpressions {
+  /**
+   * The label key the requirement applies to.
+   *
+   * @schema ClusterPodAlertSpecSelectorMatchExpressions#key
+   */
+  readonly key: string;
+
+  /**
+   * How the key relates to the values: In, NotIn, Exists or DoesNotExist.
+   *
+   * @schema ClusterPodAlertSpecSelectorMatchExpressions#operator
+   */
+  readonly operator: ClusterPodAlertSpecSelectorMatchExpressionsOperator;
+
+  /**
+   * The values for In and NotIn (at least one); empty for Exists and DoesNotExist.
+   *
+   * @schema ClusterPodAlertSpecSelectorMatchExpressions#values
+   */
+  readonly values?: string[];
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecSelectorMatchExpressions' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecSelectorMatchExpressions(obj: ClusterPodAlertSpecSelectorMatchExpressions | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'operator': obj.operator,
+    'values': obj.values?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * The payload's shape: generic (the message's fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams (an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is https://events.pagerduty.com/v2/enqueue).
+ *
+ * @schema ClusterPodAlertSpecWebhookFormat
+ */
+export enum ClusterPodAlertSpecWebhookFormat {
+  /** generic */
+  GENERIC = "generic",
+  /** slack */
+  SLACK = "slack",
+  /** teams */
+  TEAMS = "teams",
+  /** pagerduty */
+  PAGERDUTY = "pagerduty",
+}
+
+/**
+ * With format pagerduty: where the integration's routing key is kept.
+ *
+ * @schema ClusterPodAlertSpecWebhookRoutingKeySecretRef
+ */
+export interface ClusterPodAlertSpecWebhookRoutingKeySecretRef {
+  /**
+   * The key whose value is the routing key.
+   *
+   * @schema ClusterPodAlertSpecWebhookRoutingKeySecretRef#key
+   */
+  readonly key: string;
+
+  /**
+   * The Secret.
+   *
+   * @schema ClusterPodAlertSpecWebhookRoutingKeySecretRef#name
+   */
+  readonly name: string;
+
+  /**
+   * The Secret's namespace.
+   *
+   * @schema ClusterPodAlertSpecWebhookRoutingKeySecretRef#namespace
+   */
+  readonly namespace: string;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecWebhookRoutingKeySecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecWebhookRoutingKeySecretRef(obj: ClusterPodAlertSpecWebhookRoutingKeySecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+    'namespace': obj.namespace,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Where the webhook URL is kept: never in the spec, logs or status.
+ *
+ * @schema ClusterPodAlertSpecWebhookSecretRef
+ */
+export interface ClusterPodAlertSpecWebhookSecretRef {
+  /**
+   * The key whose value is the webhook URL.
+   *
+   * @schema ClusterPodAlertSpecWebhookSecretRef#key
+   */
+  readonly key: string;
+
+  /**
+   * The Secret.
+   *
+   * @schema ClusterPodAlertSpecWebhookSecretRef#name
+   */
+  readonly name: string;
+
+  /**
+   * The Secret's namespace.
+   *
+   * @schema ClusterPodAlertSpecWebhookSecretRef#namespace
+   */
+  readonly namespace: string;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecWebhookSecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecWebhookSecretRef(obj: ClusterPodAlertSpecWebhookSecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+    'namespace': obj.namespace,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Where the certificates are.
+ *
+ * @schema ClusterPodAlertSpecAlertmanagerCaConfigMapRef
+ */
+export interface ClusterPodAlertSpecAlertmanagerCaConfigMapRef {
+  /**
+   * The key whose value is PEM certificates.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCaConfigMapRef#key
+   */
+  readonly key: string;
+
+  /**
+   * The ConfigMap.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCaConfigMapRef#name
+   */
+  readonly name: string;
+
+  /**
+   * The ConfigMap's namespace.
+   *
+   * @schema ClusterPodAlertSpecAlertmanagerCaConfigMapRef#namespace
+   */
+  readonly namespace: string;
+}
+
+/**
+ * Converts an object of type 'ClusterPodAlertSpecAlertmanagerCaConfigMapRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ClusterPodAlertSpecAlertmanagerCaConfigMapRef(obj: ClusterPodAlertSpecAlertmanagerCaConfigMapRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+    'namespace': obj.namespace,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * How the key relates to the values: In, NotIn, Exists or DoesNotExist.
+ *
+ * @schema ClusterPodAlertSpecNamespaceSelectorMatchExpressionsOperator
+ */
+export enum ClusterPodAlertSpecNamespaceSelectorMatchExpressionsOperator {
+  /** In */
+  IN = "In",
+  /** NotIn */
+  NOT_IN = "NotIn",
+  /** Exists */
+  EXISTS = "Exists",
+  /** DoesNotExist */
+  DOES_NOT_EXIST = "DoesNotExist",
+}
+
+/**
+ * How the key relates to the values: In, NotIn, Exists or DoesNotExist.
+ *
+ * @schema ClusterPodAlertSpecSelectorMatchExpressionsOperator
+ */
+export enum ClusterPodAlertSpecSelectorMatchExpressionsOperator {
+  /** In */
+  IN = "In",
+  /** NotIn */
+  NOT_IN = "NotIn",
+  /** Exists */
+  EXISTS = "Exists",
+  /** DoesNotExist */
+  DOES_NOT_EXIST = "DoesNotExist",
+}
+
+
+/**
  * PodAlert watches pods in its namespace and reports those unhealthy past a grace period, with each container's state and a tail of the failing container's log; optionally posts alerts to a webhook.
  *
  * @schema PodAlert
@@ -126,7 +863,7 @@ export interface PodAlertSpec {
   readonly groupBy?: PodAlertSpecGroupBy;
 
   /**
-   * More labels on every alert sent to Alertmanager (team, service...); not alertname, namespace, podalert, owner_kind, owner, pod, container, reason, severity.
+   * More labels on every alert sent to Alertmanager (team, service...); not alertname, namespace, podalert, clusterpodalert, owner_kind, owner, pod, container, reason, severity.
    *
    * @schema PodAlertSpec#labels
    */

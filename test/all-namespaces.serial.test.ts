@@ -16,18 +16,21 @@ const cluster = testCluster();
 let scratch: string;
 let controller: ControllerProcess;
 const cleanups: (() => Promise<void>)[] = [];
+let homeName: string;
 
 before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'keelson-all-namespaces-test-'));
   await installCrds(cluster);
   const home = await freshNamespace(cluster, 'all-namespaces');
   cleanups.push(home.cleanup);
+  homeName = home.name;
   controller = await startOperator(cluster, home.name, catalog.map((e) => e.name), scratch, { allNamespaces: true });
 });
 after(async () => {
   await controller?.stop();
-  await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', controllerName, clusterScopedRoleName(controllerName),
-    '--ignore-not-found']);
+  // Named for the home namespace, as startOperator names cluster-wide roles.
+  await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', `${controllerName}-${homeName}`,
+    `${clusterScopedRoleName(controllerName)}-${homeName}`, '--ignore-not-found']);
   await Promise.all(cleanups.map((c) => c()));
   await rm(scratch, { recursive: true, force: true });
 });

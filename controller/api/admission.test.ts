@@ -21,7 +21,8 @@ const right = (resource: string, verb: string, group = '', resourceNames?: strin
 async function applyAs(user: string, object: { kind: string; metadata: { name: string }; spec: object }):
 Promise<string | undefined> {
   const { code, stderr } = await cluster.kubectl(['apply', '--as', user, '-f', '-'], { allowFailure: true,
-    input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', ...object, metadata: { ...object.metadata, namespace } }) });
+    input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', ...object, metadata: { ...object.metadata,
+      ...object.kind.startsWith('Cluster') ? {} : { namespace } } }) });
   return code === 0 ? undefined : stderr.trim();
 }
 
@@ -43,6 +44,31 @@ before(async () => {
 after(() => cleanup());
 
 describe('requester authorization at admission', () => {
+  it('admits a ClusterPodAlert only from a user who may read pods and logs in every namespace, and its Secret', async () => {
+    const user = `cpa-user-${namespace}`;
+    const alert = { kind: 'ClusterPodAlert', metadata: { name: user }, spec: { namespaceSelector: { matchLabels: { team: 'a' } },
+      alerts: { checkRunningPods: true }, webhook: { secretRef: { name: 'hook', key: 'url', namespace } } } };
+    try {
+      // Pods of one namespace are not enough: the selector may pick any, now or later.
+      await grantRules(cluster, undefined, user, [own('clusterpodalerts')]);
+      await grant(user, [right('pods', 'list'), right('pods/log', 'get')]);
+      await refused(user, alert, `${user} may not create or change this ClusterPodAlert: it needs list on pods in every namespace`);
+      await grantRules(cluster, undefined, user, [own('clusterpodalerts'), right('pods', 'list')]);
+      await refused(user, alert, 'it needs get on pods/log in every namespace');
+      await grantRules(cluster, undefined, user, [own('clusterpodalerts'), right('pods', 'list'), right('pods/log', 'get')]);
+      await refused(user, alert, `it needs get on secrets named hook in namespace ${namespace}`);
+      await grant(user, [right('secrets', 'get', '', ['hook'])]);
+      await admitted(user, alert);
+      // A Secret in a namespace they may not read, they may not have the controller read either.
+      const elsewhere = { ...alert, spec: { ...alert.spec, webhook: { secretRef: { name: 'hook', key: 'url',
+        namespace: 'kube-system' } } } };
+      await refused(user, elsewhere, 'it needs get on secrets named hook in namespace kube-system');
+    } finally {
+      await cluster.kubectl(['delete', `clusterpodalert/${user}`, `clusterrole/${user}`, `clusterrolebinding/${user}`,
+        '--ignore-not-found'], { allowFailure: true });
+    }
+  });
+
   it('admits a PodBuggerTool only from a user who may add ephemeral containers, and a privileged profile only by grant', async () => {
     const tool = (profile: string) => ({ kind: 'PodBuggerTool', metadata: { name: 'debug' },
       spec: { label: 'app=course', image: 'busybox:1.36', profile } });

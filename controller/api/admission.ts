@@ -3,6 +3,7 @@
 // ValidatingAdmissionPolicy whose CEL asks the apiserver's authorizer about the requesting user, checked on create, on
 // every change of spec and on every annotation that asks the controller to act (not on status, finalizer or label
 // writes, so the controller and the garbage collector are never held up by a requester's rights).
+import type { ReferenceScope } from './common.ts';
 import type { KindDefinition } from './kind.ts';
 
 /** CEL over `object` giving a right's group or resource, where the object names it (a custom resource to scale). */
@@ -10,8 +11,13 @@ export interface FromObject {
   cel: string;
 }
 
-/** A right, in the object's namespace, that whoever creates or changes the object's spec must hold. */
+/** A right that whoever creates or changes the object's spec must hold: in the object's namespace, unless told. */
 export interface RequesterRight {
+  /**
+   * Where: in every namespace (the controller acts for a cluster-scoped object across them), or in the namespace CEL
+   * over `object` gives (a reference that names its namespace). @default the object's namespace
+   */
+  namespace?: 'all' | FromObject;
   /** API group of the resource; '' for the core group. */
   group: string | FromObject;
   /** Plural resource; it need not be served (an admin may grant `use` on a virtual one, as PodSecurityPolicy had). */
@@ -29,12 +35,14 @@ export interface RequesterRight {
 
 /**
  * `get` on the Secret or ConfigMap an optional reference at `path` (CEL, e.g. object.spec.webhook.secretRef) names,
- * when it is set.
+ * when it is set: in the object's namespace, or in the one the reference names (a cluster-scoped object's).
  */
-export function referenceRight(resource: 'secrets' | 'configmaps', path: string, because: string): RequesterRight {
+export function referenceRight(resource: 'secrets' | 'configmaps', path: string, because: string,
+  scope: ReferenceScope = 'namespaced'): RequesterRight {
   const parts = path.split('.');
   const present = parts.slice(2).map((_, i) => `has(${parts.slice(0, i + 3).join('.')})`).join(' && ');
-  return { group: '', resource, verb: 'get', name: `${path}.name`, when: present, because };
+  return { group: '', resource, verb: 'get', name: `${path}.name`, when: present, because,
+    ...(scope === 'cluster' ? { namespace: { cel: `${path}.namespace` } } : {}) };
 }
 
 const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -51,20 +59,27 @@ function rightTextExpression(right: RequesterRight): string {
     quoted(right.subresource ? `/${right.subresource}` : '')].join(' + ');
 }
 
+/** CEL for the namespace the right is checked in; none for every namespace. */
+const namespaceOf = (right: RequesterRight) => right.namespace === 'all' ? undefined
+  : right.namespace?.cel ?? 'object.metadata.namespace';
+
 /** The CEL that holds when the requester has `right` (or does not need it). */
 export function rightExpression(right: RequesterRight): string {
   const resource = `authorizer.group(${celOf(right.group)}).resource(${celOf(right.resource)})` +
     (right.subresource ? `.subresource(${quoted(right.subresource)})` : '') +
-    '.namespace(object.metadata.namespace)' + (right.name ? `.name(${right.name})` : '');
+    (namespaceOf(right) ? `.namespace(${namespaceOf(right)})` : '') + (right.name ? `.name(${right.name})` : '');
   const checks = [right.verb].flat().map((verb) => `${resource}.check(${quoted(verb)}).allowed()`);
   const check = checks.length > 1 ? `(${checks.join(' || ')})` : checks[0]!;
   return right.when ? `!(${right.when}) || ${check}` : check;
 }
 
+const where = (right: RequesterRight) => namespaceOf(right) ? `' in namespace ' + ${namespaceOf(right)}`
+  : "' in every namespace'";
+
 function messageExpression(kind: string, right: RequesterRight): string {
   const named = right.name ? ` + ' named ' + string(${right.name})` : '';
   return `request.userInfo.username + ' may not create or change this ${kind}: it needs ' + ${rightTextExpression(right)}${named}` +
-    ` + ' in namespace ' + object.metadata.namespace + ' (${right.because.replace(/'/g, "\\'")})'`;
+    ` + ${where(right)} + ' (${right.because.replace(/'/g, "\\'")})'`;
 }
 
 /** CEL: the annotation is given a value, new or other than before (taking it off asks for nothing). */

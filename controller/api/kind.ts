@@ -27,6 +27,8 @@ export interface KindDefinition<Spec, Status> {
   plural: string;
   singular: string;
   shortNames: string[];
+  /** Cluster: its objects belong to no namespace (a ClusterPodAlert). @default Namespaced */
+  scope?: 'Namespaced' | 'Cluster';
   /** What one object of the kind is, for `kubectl explain KIND`. */
   description: string;
   spec: ObjectNode<Spec, true>;
@@ -104,14 +106,16 @@ export function customResourceDefinition(definition: KindDefinition<unknown, unk
     metadata: { name: crdName(definition), labels: { 'app.kubernetes.io/part-of': definition.api.category } },
     spec: {
       group: definition.api.group,
-      scope: 'Namespaced',
+      scope: definition.scope ?? 'Namespaced',
       names: {
         kind: definition.kind,
         listKind: `${definition.kind}List`,
         plural: definition.plural,
         singular: definition.singular,
         shortNames: definition.shortNames,
-        categories: [definition.api.category],
+        // Not a cluster-scoped kind in the namespaced ones' category: `kubectl delete keelson --all -n shop` would
+        // delete every one of its objects in the cluster.
+        categories: [definition.scope === 'Cluster' ? `${definition.api.category}-cluster` : definition.api.category],
       },
       versions: [{
         name: definition.api.version,

@@ -6,6 +6,7 @@ import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
 import type { SampleWriter } from '../api/samples.ts';
 import type { Operator } from '../runtime/manager.ts';
+import { clusterPodAlert } from './clusterpodalert/entry.ts';
 import { podAlert } from './podalert/entry.ts';
 import { podBuggerTool } from './podbuggertool/entry.ts';
 import { postgresCluster } from './postgrescluster/entry.ts';
@@ -40,7 +41,8 @@ export interface CatalogEntry {
   smoke(): Promise<SmokeTest>;
 }
 
-export const catalog: readonly CatalogEntry[] = [tdset, podBuggerTool, podAlert, postgresCluster, prometheusJmxExporter];
+export const catalog: readonly CatalogEntry[] = [tdset, podBuggerTool, podAlert, clusterPodAlert, postgresCluster,
+  prometheusJmxExporter];
 
 /** Every kind of keelson.dev/v1alpha1; each has a CRD in the install. */
 export const kinds = catalog.map((entry) => entry.kind);

@@ -40,6 +40,11 @@ export interface Operator<Settings = unknown> {
   name: string;
   /** Every API call it makes; its client refuses any other, and the install's RBAC grants exactly these. */
   permissions: readonly Permission[];
+  /**
+   * It reconciles a cluster-scoped kind, which one controller must own: it is left out, with a warning, of a manager
+   * watching one namespace (there, another install's controller may own the same objects).
+   */
+  everyNamespace?: boolean;
   /** Calls it makes only as its program's settings ask (a resource an install names): declared as `permissions` are. */
   configuredPermissions?(settings: Settings): readonly Permission[];
   setup(context: OperatorContext<Settings>): void;
@@ -92,6 +97,12 @@ export class Manager<Settings = undefined> {
     this.identity = options.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
     this.leaseName = options.leaseName ?? 'keelson-controller-leader';
     this.rest = new RestClient(config, `${options.userAgent ?? 'keelson'}/${this.identity}`);
+    const skipped = options.namespace ? operators.filter((o) => o.everyNamespace) : [];
+    if (skipped.length) {
+      log.warn({ operators: skipped.map((o) => o.name), namespace: options.namespace }, 'not running operators of ' +
+        'cluster-scoped kinds: they run only when every namespace is watched');
+    }
+    operators = operators.filter((o) => !skipped.includes(o));
     const declared = [...operators.flatMap((o) => this.permissionsOf(o)), ...eventPermissions, ...leaderElectionPermissions,
       ...(options.metricsSecure ? metricsAuthPermissions : [])];
     this.client = new Client(this.rest, declared, options.fieldManager ?? 'keelson', (verb, type, code) =>

@@ -68,7 +68,7 @@ export const types = {
 /** The resource type serving a custom kind. */
 export function kindType(definition: KindDefinition<unknown, unknown>): ResourceType {
   return { group: definition.api.group, version: definition.api.version, resource: definition.plural,
-    kind: definition.kind, namespaced: true };
+    kind: definition.kind, namespaced: definition.scope !== 'Cluster' };
 }
 
 export function apiVersionOf(type: ResourceType): string {

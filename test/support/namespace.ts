@@ -34,13 +34,18 @@ export function inNamespace(cluster: LocalCluster, namespace: () => string): InN
 
 export interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
 
-/** Binds `user` in `namespace` to exactly `rules` (replacing what they had), for requests made `--as` them. */
-export async function grant(cluster: LocalCluster, namespace: string, user: string, rules: Rule[]): Promise<void> {
+/**
+ * Binds `user` in `namespace` to exactly `rules` (replacing what they had), for requests made `--as` them; with no
+ * namespace, cluster-wide (a ClusterRole and its binding, named for the user).
+ */
+export async function grant(cluster: LocalCluster, namespace: string | undefined, user: string, rules: Rule[]): Promise<void> {
+  const [role, binding] = namespace ? ['Role', 'RoleBinding'] : ['ClusterRole', 'ClusterRoleBinding'];
+  const metadata = { name: user, ...(namespace ? { namespace } : {}) };
   await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({
     apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: user, namespace }, rules },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: user, namespace },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: role, metadata, rules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: binding, metadata,
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role, name: user } },
     ] }) });
 }

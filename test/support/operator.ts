@@ -48,18 +48,19 @@ const isControllerRole = (m: Manifest) => (m.kind === 'Role' || m.kind === 'Clus
   [controllerName, clusterScopedRoleName(controllerName)].includes(m.metadata.name);
 
 /**
- * The install's RBAC less the rule at `omitRule` (counted as InstalledOperator's rules are). Watching one namespace,
- * the ClusterRole of cluster-scoped resources and its binding are named for it, as tests of other namespaces apply
- * their own at the same time.
+ * The install's RBAC less the rule at `omitRule` (counted as InstalledOperator's rules are), its cluster-wide roles
+ * and bindings named for the namespace: tests of other namespaces apply their own at the same time, and runs one
+ * after another must not be granted a moment by the last one's rules, still cached.
  */
-function rbacOf(install: InstalledOperator, namespace: string, allNamespaces: boolean, omitRule?: number): Manifest[] {
+function rbacOf(install: InstalledOperator, namespace: string, omitRule?: number): Manifest[] {
   let index = 0;
-  const perNamespace = (name: string) => name === clusterScopedRoleName(controllerName) && !allNamespaces
-    ? `${name}-${namespace}` : name;
+  const clusterWide = (kind: string) => kind === 'ClusterRole' || kind === 'ClusterRoleBinding';
+  const ours = (name: string) => `${name}-${namespace}`;
   return install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
     const kept = isControllerRole(m) ? { ...m, rules: (m.rules ?? []).filter(() => index++ !== omitRule) } : m;
-    return { ...kept, metadata: { ...kept.metadata, name: perNamespace(kept.metadata.name) },
-      ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: perNamespace(kept.roleRef.name) } } : {} };
+    if (!clusterWide(m.kind)) return kept;
+    return { ...kept, metadata: { ...kept.metadata, name: ours(kept.metadata.name) },
+      ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: ours(kept.roleRef.name) } } : {} };
   });
 }
 
@@ -71,7 +72,7 @@ export async function startOperator(cluster: LocalCluster, namespace: string, op
   { omitRule, allNamespaces, extraArgs = [], props }: { omitRule?: number; allNamespaces?: boolean; extraArgs?: string[];
     props?: Partial<KeelsonInstallProps> } = {}): Promise<ControllerProcess> {
   const install = synthesizeInstall(namespace, operators, { allNamespaces, props });
-  const rbac = rbacOf(install, namespace, allNamespaces ?? false, omitRule);
+  const rbac = rbacOf(install, namespace, omitRule);
   await cluster.kubectl(['apply', '--server-side', '-f', '-'],
     { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rbac }) });
   const account = install.manifests.find((m) => m.kind === 'ServiceAccount')!.metadata.name;

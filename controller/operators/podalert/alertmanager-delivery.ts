@@ -38,7 +38,7 @@ export class AlertmanagerSender {
   constructor(private readonly ctx: OperatorContext, private readonly policy: DestinationPolicy) {}
 
   /** Posts what is due; undefined when nothing is (then `wait` says for how long). */
-  async send(uid: string, namespace: string, settings: Settings, firing: PostableAlert[], resolutions: PostableAlert[],
+  async send(uid: string, namespace: string | undefined, settings: Settings, firing: PostableAlert[], resolutions: PostableAlert[],
     now: Date): Promise<Posted | { wait: number }> {
     const digest = JSON.stringify([settings, firing.map((a) => [a.labels, a.annotations])]);
     const last = this.last.get(uid);
@@ -76,12 +76,12 @@ export class AlertmanagerSender {
   }
 
   /** The Authorization header and CA the spec names, read afresh each time (a rotated token is used at once). */
-  private async access(namespace: string, settings: Settings): Promise<{ headers: Record<string, string>; ca?: string }> {
+  private async access(namespace: string | undefined, settings: Settings): Promise<{ headers: Record<string, string>; ca?: string }> {
     const headers: Record<string, string> = {};
     const secretName = settings.credentialsSecretRef?.name;
     if (secretName) {
-      const secret = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets, namespace,
-        secretName);
+      const secret = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets,
+        settings.credentialsSecretRef!.namespace ?? namespace, secretName);
       if (!secret) throw new NotReadable('SecretNotFound', `Secret ${secretName} not found`);
       const value = (key: string) => secret.data?.[key] && Buffer.from(secret.data[key], 'base64').toString('utf8').trim();
       const [token, username, password] = [value('token'), value('username'), value('password')];
@@ -91,7 +91,8 @@ export class AlertmanagerSender {
     }
     const caRef = settings.ca?.configMapRef;
     if (!caRef) return { headers };
-    const map = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.configMaps, namespace, caRef.name);
+    const map = await this.ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.configMaps,
+      caRef.namespace ?? namespace, caRef.name);
     const ca = map?.data?.[caRef.key];
     if (!ca) throw new NotReadable('CANotFound', `ConfigMap ${caRef.name} has no key ${caRef.key}`);
     return { headers, ca };

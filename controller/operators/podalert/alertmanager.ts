@@ -17,7 +17,7 @@ export const maxPendingResolutions = 50;
 const firingLeaseMs = 5 * resendIntervalMs;
 export const alertName = 'PodUnhealthy';
 /** Labels the spec may not set: they say which alert this is. */
-export const reservedLabels = ['alertname', 'namespace', 'podalert', 'owner_kind', 'owner', 'pod', 'container', 'reason',
+export const reservedLabels = ['alertname', 'namespace', 'podalert', 'clusterpodalert', 'owner_kind', 'owner', 'pod', 'container', 'reason',
   'severity'];
 
 type WorkloadAlert = NonNullable<PodAlertStatus['workloads']>[number];
@@ -32,14 +32,22 @@ export interface PostableAlert {
   generatorURL?: string;
 }
 
+/** What names an alert's source, in its labels and metrics: the lower-case kind. */
+export type SourceLabel = 'podalert' | 'clusterpodalert';
+
 interface Source {
-  namespace: string;
+  /** The label naming it. */
+  label: SourceLabel;
+  /** A PodAlert's namespace; a ClusterPodAlert has none, its alerts have theirs. */
+  namespace?: string;
   name: string;
   spec: Pick<PodAlertSpec, 'severity' | 'labels' | 'runbookUrl'>;
 }
 
 /** What one alert is about: a workload's (or a pod's) entry, with the log tail of its most recent listed pod. */
 export interface Subject {
+  /** A ClusterPodAlert's alert's namespace. */
+  namespace?: string;
   owner: string;
   pod?: string;
   reason: string;
@@ -51,9 +59,10 @@ export interface Subject {
 }
 
 export function workloadSubject(workload: WorkloadAlert, summary: string, alerts: readonly PodAlertEntry[]): Subject {
-  const listed = (workload.pods ?? []).map((pod) => alerts.find((a) => a.pod === pod)).filter(Boolean) as PodAlertEntry[];
+  const listed = (workload.pods ?? []).map((pod) => alerts.find((a) => a.pod === pod && a.namespace === workload.namespace))
+    .filter(Boolean) as PodAlertEntry[];
   const told = listed.find((a) => a.logTail) ?? listed[0];
-  return { owner: workload.owner, ...(workload.pod ? { pod: workload.pod } : {}), reason: workload.reason,
+  return { ...(workload.namespace ? { namespace: workload.namespace } : {}), owner: workload.owner, ...(workload.pod ? { pod: workload.pod } : {}), reason: workload.reason,
     since: workload.since, summary,
     unhealthyPods: workload.unhealthyPods, ...(workload.container ? { container: workload.container } : {}),
     ...(told?.logTail ? { logTail: told.logTail } : {}) };
@@ -61,7 +70,8 @@ export function workloadSubject(workload: WorkloadAlert, summary: string, alerts
 
 export function labelsOf(source: Source, subject: Subject): Record<string, string> {
   const [ownerKind = '', owner = ''] = subject.owner.split('/');
-  return { ...source.spec.labels, alertname: alertName, namespace: source.namespace, podalert: source.name,
+  return { ...source.spec.labels, alertname: alertName, namespace: subject.namespace ?? source.namespace ?? '',
+    [source.label]: source.name,
     owner_kind: ownerKind, owner, ...(subject.pod ? { pod: subject.pod } : {}),
     ...(subject.container ? { container: subject.container } : {}), reason: subject.reason,
     severity: source.spec.severity ?? 'warning' };

@@ -37,9 +37,11 @@ Promise<{ outbox: Notification[] }> {
       message: `${overflow}${message}; attempt ${attempts}, retrying in ${retryDelayMs(attempts) / 1000}s` });
     return { outbox: waiting };
   };
-  const namespace = object.metadata.namespace!;
-  const read = async (ref: { name: string; key: string }) => {
-    const secret = await ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets, namespace, ref.name);
+  const namespace = object.metadata.namespace;
+  // A ClusterPodAlert's references name their namespace.
+  const read = async (ref: { name: string; key: string; namespace?: string }) => {
+    const secret = await ctx.client.get<KubeObject & { data?: Record<string, string> }>(types.secrets,
+      ref.namespace ?? namespace, ref.name);
     const encoded = secret?.data?.[ref.key];
     if (!secret) return { failure: ['SecretNotFound', `Secret ${ref.name} not found`] as [string, string] };
     if (!encoded) return { failure: ['SecretKeyNotFound', `Secret ${ref.name} has no key ${ref.key}`] as [string, string] };
@@ -50,7 +52,7 @@ Promise<{ outbox: Notification[] }> {
   if (url.failure) return failed(...url.failure);
   const routingKey = routingKeySecretRef ? await read(routingKeySecretRef) : undefined;
   if (routingKey?.failure) return failed(...routingKey.failure);
-  const context = { namespace, name: object.metadata.name, severity: spec.severity ?? 'warning',
+  const context = { kind: object.kind ?? 'PodAlert', namespace, name: object.metadata.name, severity: spec.severity ?? 'warning',
     ...(routingKey ? { routingKey: routingKey.value } : {}) };
   while (waiting.length) {
     try {

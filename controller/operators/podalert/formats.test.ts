@@ -4,7 +4,7 @@ import { pagerDutyViolations, slackViolations, teamsViolations } from '../../../
 import { render } from './formats.ts';
 import type { Notification } from './webhook.ts';
 
-const context = { namespace: 'shop', name: 'web-alerts', severity: 'critical', routingKey: 'R0UT1NGKEY' };
+const context = { kind: 'PodAlert', namespace: 'shop', name: 'web-alerts', severity: 'critical', routingKey: 'R0UT1NGKEY' };
 const fired: Notification = { id: 'a1', event: 'alert', owner: 'Deployment/web', pods: 3, reason: 'CrashLoopBackOff',
   since: '2026-06-01T10:00:00Z', text: 'Deployment web in shop: 3 pods unhealthy (CrashLoopBackOff): <web-1> & more' };
 const resolved: Notification = { ...fired, id: 'a2', event: 'resolved', text: 'Deployment web in shop has no unhealthy pod now' };
@@ -42,6 +42,22 @@ describe('webhook payloads', () => {
 
   it('are the message\'s own fields when generic', () => {
     assert.deepEqual(render.generic({ ...fired, attempts: 2, notBefore: 'x' }, context), { ...fired,
-      podAlert: { namespace: 'shop', name: 'web-alerts' }, namespace: 'shop' });
+      podAlert: { kind: 'PodAlert', namespace: 'shop', name: 'web-alerts' }, namespace: 'shop' });
+  });
+
+  it('tell a ClusterPodAlert\'s alert by its own namespace, one PagerDuty incident per namespace', () => {
+    const cluster = { kind: 'ClusterPodAlert', name: 'all-teams', severity: 'warning', routingKey: 'R0UT1NGKEY' };
+    const inShop = { ...fired, namespace: 'shop' };
+    const inCart = { ...fired, namespace: 'cart' };
+    assert.deepEqual(render.generic(inShop, cluster), { ...inShop, podAlert: { kind: 'ClusterPodAlert', name: 'all-teams' },
+      namespace: 'shop' });
+    const [shop, cart] = [render.pagerduty(inShop, cluster) as any, render.pagerduty(inCart, cluster) as any];
+    assert.notEqual(shop.dedup_key, cart.dedup_key);
+    assert.deepEqual([shop.payload.source, shop.payload.group, shop.payload.custom_details.clusterPodAlert],
+      ['shop/Deployment/web', 'shop', 'all-teams']);
+    const slack = render.slack(inCart, cluster) as any;
+    assert.equal(slack.blocks[1].elements[0].text, 'namespace cart · ClusterPodAlert all-teams · reason CrashLoopBackOff · ' +
+      'since 2026-06-01T10:00:00Z');
+    assert.deepEqual(teamsViolations(render.teams(inCart, cluster)), []);
   });
 });

@@ -19,6 +19,18 @@ describe('unhealthy pods by workload', () => {
     assert.equal(workloadResolvedText(groups[0]!, 'shop'), 'Deployment web in shop has no unhealthy pod now (was CrashLoopBackOff)');
   });
 
+  it('tell workloads of one name in two namespaces apart (a ClusterPodAlert\'s), each alert with its namespace', () => {
+    const inNamespace = (namespace: string, pod: string) => ({ ...unhealthy(pod, 'CrashLoopBackOff', '2026-06-01T10:00:00Z'),
+      namespace });
+    const groups = groupByWorkload([inNamespace('shop', 'web-1'), inNamespace('cart', 'web-1'), inNamespace('shop', 'web-2')], []);
+    assert.deepEqual(groups.map((g) => [g.namespace, g.owner, g.unhealthyPods]), [['cart', 'Deployment/web', 1],
+      ['shop', 'Deployment/web', 2]]);
+    assert.equal(workloadText(groups[0]!), 'Deployment web in cart: 1 pod unhealthy (CrashLoopBackOff): web-1');
+    // Each keeps its own start and reason the next time round.
+    const again = groupByWorkload([inNamespace('cart', 'web-1')], groups);
+    assert.deepEqual(again.map((g) => [g.namespace, g.since]), [['cart', '2026-06-01T10:00:00Z']]);
+  });
+
   it('take the reason that tells most at once, and give it up only when no pod has had it for a while', () => {
     const at = '2026-06-01T10:00:00Z';
     const starting = groupByWorkload([unhealthy('web-1', 'ContainerCreating', at), unhealthy('web-2', 'ContainerCreating', at)], []);

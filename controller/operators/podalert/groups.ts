@@ -7,6 +7,8 @@ import type { PodAlertStatus } from './schema.ts';
 
 export interface UnhealthyPod {
   pod: string;
+  /** Set by a ClusterPodAlert, whose pods are of several namespaces. */
+  namespace?: string;
   workload: Workload;
   reason: string;
   /** The failing container. */
@@ -20,9 +22,12 @@ export type WorkloadAlert = NonNullable<PodAlertStatus['workloads']>[number];
 export const maxListedWorkloads = 100;
 const maxNamedPods = 10;
 
-/** Whether two entries are one alert: the same workload, and the same pod with groupBy pod. */
-export const sameAlert = (a: Pick<WorkloadAlert, 'owner' | 'pod'>, b: Pick<WorkloadAlert, 'owner' | 'pod'>) =>
-  a.owner === b.owner && a.pod === b.pod;
+/** What tells one alert from another: its namespace (a ClusterPodAlert's), workload, and pod with groupBy pod. */
+export type AlertIdentity = Pick<WorkloadAlert, 'namespace' | 'owner' | 'pod'>;
+
+/** Whether two entries are one alert. */
+export const sameAlert = (a: AlertIdentity, b: AlertIdentity) =>
+  a.owner === b.owner && a.pod === b.pod && a.namespace === b.namespace;
 
 /** Reasons by how much they tell, least first; others rank between. */
 const reasonRanks: string[][] = [['Pending', 'ContainerCreating', 'PodInitializing'], ['NotReady', 'Restarted'], [],
@@ -46,7 +51,7 @@ export interface GroupOptions {
   /** One alert per pod rather than per workload. */
   perPod?: boolean;
   /** When a pod of the alert last had the reason it carries, if known (else it is taken as now). */
-  lastSeen?: (alert: Pick<WorkloadAlert, 'owner' | 'pod'>) => number | undefined;
+  lastSeen?: (alert: AlertIdentity) => number | undefined;
   now?: number;
 }
 
@@ -60,12 +65,13 @@ export function groupByWorkload(found: readonly UnhealthyPod[], previous: readon
   { perPod = false, lastSeen = () => undefined, now = Date.now() }: GroupOptions = {}): WorkloadAlert[] {
   const groups = new Map<string, UnhealthyPod[]>();
   for (const pod of found) {
-    const key = perPod ? `${workloadName(pod.workload)} ${pod.pod}` : workloadName(pod.workload);
+    const key = `${pod.namespace ?? ''} ${workloadName(pod.workload)} ${perPod ? pod.pod : ''}`;
     groups.set(key, [...groups.get(key) ?? [], pod]);
   }
   return [...groups.values()].map((pods) => {
     const recent = [...pods].sort((a, b) => b.since.getTime() - a.since.getTime() || a.pod.localeCompare(b.pod));
-    const identity = { owner: workloadName(recent[0]!.workload), ...(perPod ? { pod: recent[0]!.pod } : {}) };
+    const identity = { ...(recent[0]!.namespace ? { namespace: recent[0]!.namespace } : {}),
+      owner: workloadName(recent[0]!.workload), ...(perPod ? { pod: recent[0]!.pod } : {}) };
     const before = previous.find((p) => sameAlert(p, identity));
     const reasons = recent.map((p) => p.reason);
     const worst = Math.max(...reasons.map(rankOf));
@@ -84,12 +90,13 @@ export function groupByWorkload(found: readonly UnhealthyPod[], previous: readon
     return { ...identity, unhealthyPods: pods.length, reason, ...(container ? { container } : {}),
       since, pods: recent.slice(0, maxNamedPods).map((p) => p.pod),
       latest: recent[0]!.since.getTime() };
-  }).sort((a, b) => b.latest - a.latest || a.owner.localeCompare(b.owner) || (a.pod ?? '').localeCompare(b.pod ?? ''))
+  }).sort((a, b) => b.latest - a.latest || (a.namespace ?? '').localeCompare(b.namespace ?? '') ||
+    a.owner.localeCompare(b.owner) || (a.pod ?? '').localeCompare(b.pod ?? ''))
     .map(({ latest: _latest, ...group }) => group);
 }
 
 /** `Deployment shop in apps: 3 pods unhealthy (CrashLoopBackOff): shop-1, shop-2, shop-3`. */
-export function workloadText(group: WorkloadAlert, namespace: string): string {
+export function workloadText(group: WorkloadAlert, namespace = group.namespace): string {
   const [kind, name] = group.owner.split('/');
   const named = group.pods ?? [];
   const more = group.unhealthyPods > named.length ? `, and ${group.unhealthyPods - named.length} more` : '';
@@ -97,7 +104,7 @@ export function workloadText(group: WorkloadAlert, namespace: string): string {
     `unhealthy (${group.reason}): ${named.join(', ')}${more}`, 4096);
 }
 
-export function workloadResolvedText(group: WorkloadAlert, namespace: string): string {
+export function workloadResolvedText(group: WorkloadAlert, namespace = group.namespace): string {
   const [kind, name] = group.owner.split('/');
   return `${kind} ${name} in ${namespace} has no unhealthy pod now (was ${group.reason})`;
 }

@@ -1,7 +1,7 @@
 import { ownKind, type Permission } from '../../api/permissions.ts';
 
-export const permissions: Permission[] = [
-  ...ownKind('podalerts', { ownsObjects: false }),
+/** What a PodAlert reads in its namespace, and a ClusterPodAlert in those it picks. */
+export const alertReads: Permission[] = [
   { group: '', resource: 'pods', verbs: ['list', 'watch'], reason: 'check the health of matching pods' },
   { group: '', resource: 'pods/log', verbs: ['get'], reason: 'capture the failing container\'s log tail' },
   { group: 'batch', resource: 'jobs', verbs: ['list', 'watch'], reason: 'group a CronJob\'s pods under it, through ' +
@@ -11,3 +11,5 @@ export const permissions: Permission[] = [
   { group: '', resource: 'configmaps', verbs: ['get'], reason: 'read the certificates Alertmanager is trusted with, ' +
     'from spec.alertmanager.ca.configMapRef' },
 ];
+
+export const permissions: Permission[] = [...ownKind('podalerts', { ownsObjects: false }), ...alertReads];

@@ -1,10 +1,13 @@
 // PodAlert: evaluates the matching pods on every change and every 30 seconds; a pod unhealthy past the grace period
 // is an alert with its containers' state and the failing container's log tail. New and resolved alerts become
-// Events and, with a webhook, messages kept in status until delivered.
+// Events and, with a webhook, messages kept in status until delivered. A ClusterPodAlert is the same over the pods of
+// every namespace its namespaceSelector picks, each alert carrying its namespace.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge } from 'prom-client';
 import { keelsonFlags, parseBoolean, type ControllerOptions } from '../../api/flags.ts';
+import type { KindDefinition, Resource as KindResource } from '../../api/kind.ts';
+import type { Permission } from '../../api/permissions.ts';
 import type { ReconcileContext, ReconcileResult, Request } from '../../runtime/controller.ts';
 import type { Operator, OperatorContext } from '../../runtime/manager.ts';
 import type { Pod } from '../../runtime/core.ts';
@@ -13,36 +16,54 @@ import { readPrimary } from '../../runtime/primary.ts';
 import { ApiError } from '../../runtime/rest.ts';
 import { kindType, keyOf, types, type KubeObject } from '../../runtime/resources.ts';
 import { primariesSelecting } from '../../runtime/mappers.ts';
-import { matches } from '../../runtime/selectors.ts';
+import { matches, type LabelSelector } from '../../runtime/selectors.ts';
 import { setCondition, timestamp, writeStatus, type Condition } from '../../runtime/status.ts';
 import { clip, fitToBudget, jsonBytes, logShareBytes, maxListedAlerts } from './budget.ts';
-import { maxPendingResolutions, maxPostedAlerts, postable, resolution, workloadSubject, type Subject } from './alertmanager.ts';
+import { maxPendingResolutions, maxPostedAlerts, postable, resolution, workloadSubject, type SourceLabel,
+  type Subject } from './alertmanager.ts';
 import { AlertmanagerSender, labelKey } from './alertmanager-delivery.ts';
-import { groupByWorkload, maxListedWorkloads, sameAlert, workloadResolvedText, workloadText, type UnhealthyPod,
-  type WorkloadAlert } from './groups.ts';
+import { groupByWorkload, maxListedWorkloads, sameAlert, workloadResolvedText, workloadText, type AlertIdentity,
+  type UnhealthyPod, type WorkloadAlert } from './groups.ts';
 import { alertText, podViewFields, trouble, type Trouble } from './health.ts';
 import { cronJobOf, workloadName, workloadOf } from './owner.ts';
 import { UnhealthyPodSeries } from './pod-series.ts';
 import { permissions } from './permissions.ts';
-import { PodAlert, type PodAlertResource, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
+import { PodAlert, type PodAlertSpec, type PodAlertStatus } from './schema.ts';
 import { deliver } from './delivery.ts';
 import { parseDestinations, type DestinationPolicy } from './destination.ts';
 import { droppedText, durationMs, queueNotifications, retryDelayMs, type Notification } from './webhook.ts';
 
 type Alert = NonNullable<PodAlertStatus['alerts']>[number];
+/** A PodAlert's spec, or a ClusterPodAlert's, which picks namespaces too. */
+export type AlertSpec = PodAlertSpec & { namespaceSelector?: LabelSelector };
+type PodAlertResource = KindResource<AlertSpec, PodAlertStatus>;
 type Resource = PodAlertResource & Owner;
 
-const podAlertType = kindType(PodAlert);
+/** What tells a ClusterPodAlert from a PodAlert here: its kind, and the operator, label and metrics named for it. */
+export interface AlertKind {
+  name: SourceLabel;
+  definition: KindDefinition<AlertSpec, PodAlertStatus>;
+  permissions: readonly Permission[];
+}
+
+/** Whether a ClusterPodAlert picks the namespace: one without a namespaceSelector (none is admitted) picks none. */
+const picks = (spec: AlertSpec, namespace: KubeObject) =>
+  spec.namespaceSelector !== undefined && matches(spec.namespaceSelector, namespace.metadata.labels);
+
 /** Every pod, since a PodAlert may select any; of each, what its health is judged on. */
 const podView = { keep: podViewFields };
-/** Of Jobs, only who owns them (metadata): the CronJob a Job's pods belong to. */
-const jobView = { keep: [] };
+/** Of Jobs and Namespaces, metadata only: who owns a Job (the CronJob its pods belong to), a namespace's labels. */
+const metadataView = { keep: [] };
 export const evaluationPeriodMs = 30_000;
 
 class PodAlertReconciler {
+  private readonly podAlertType;
+  readonly clusterScoped: boolean;
   private readonly podAlerts;
   private readonly pods;
   private readonly jobs;
+  /** A ClusterPodAlert's: every namespace, its labels kept (metadata). */
+  private readonly namespaces;
   private readonly unhealthy: Gauge;
   private readonly podSeries: UnhealthyPodSeries;
   private readonly destinations: DestinationPolicy;
@@ -55,38 +76,64 @@ class PodAlertReconciler {
   /** When each PodAlert (uid/generation) last had its webhook Secret read with nothing to send. */
   private readonly secretChecked = new Map<string, number>();
 
-  constructor(private readonly ctx: OperatorContext<ControllerOptions>) {
+  constructor(private readonly ctx: OperatorContext<ControllerOptions>, private readonly kind: AlertKind) {
+    this.podAlertType = kindType(kind.definition);
+    this.clusterScoped = !this.podAlertType.namespaced;
     this.destinations = parseDestinations(ctx.settings.webhookAllowedDestinations,
       ctx.settings.webhookRefusedDestinations);
     const logTails = ctx.settings.podAlertLogTails;
     this.logTails = logTails === undefined || parseBoolean(keelsonFlags.podAlertLogTails.flag, logTails);
-    this.podAlerts = ctx.cache.informer<PodAlertResource>(podAlertType, ctx.namespace, ctx.client);
+    this.podAlerts = ctx.cache.informer<PodAlertResource>(this.podAlertType, this.clusterScoped ? undefined : ctx.namespace,
+      ctx.client);
+    this.namespaces = this.clusterScoped ? ctx.cache.informer<KubeObject>(types.namespaces, undefined, ctx.client,
+      metadataView) : undefined;
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
-    this.jobs = ctx.cache.informer<KubeObject>(types.jobs, ctx.namespace, ctx.client, jobView);
-    this.unhealthy = new Gauge({ name: 'keelson_podalert_unhealthy_pods', registers: [ctx.metrics.registry],
-      help: 'Pods unhealthy past the grace period, per PodAlert', labelNames: ['namespace', 'name'] });
-    this.podSeries = new UnhealthyPodSeries(ctx.metrics.registry);
+    this.jobs = ctx.cache.informer<KubeObject>(types.jobs, ctx.namespace, ctx.client, metadataView);
+    this.unhealthy = new Gauge({ name: `keelson_${kind.name}_unhealthy_pods`, registers: [ctx.metrics.registry],
+      help: `Pods unhealthy past the grace period, per ${kind.definition.kind}`,
+      labelNames: this.clusterScoped ? ['name'] : ['namespace', 'name'] });
+    this.podSeries = new UnhealthyPodSeries(ctx.metrics.registry, kind.name);
     this.alertmanager = new AlertmanagerSender(ctx, this.destinations);
   }
 
-  /** The PodAlerts in the pod's namespace that watch it. */
+  /** The PodAlerts in the pod's namespace that watch it; or the ClusterPodAlerts that pick its namespace and it. */
   podAlertsFor(pod: KubeObject): Request[] {
-    return primariesSelecting(this.podAlerts, pod, (a) => a.spec.selector ?? {});
+    if (!this.clusterScoped) return primariesSelecting(this.podAlerts, pod, (a) => a.spec.selector ?? {});
+    // A pod of a namespace not cached yet concerns none now: the namespace's own event reconciles every one.
+    const namespace = this.namespaces!.get(pod.metadata.namespace!);
+    return this.podAlerts.list().filter((a) => namespace && picks(a.spec, namespace) &&
+      matches(a.spec.selector ?? {}, pod.metadata.labels)).map((a) => ({ name: a.metadata.name }));
+  }
+
+  /** Every ClusterPodAlert: a namespace's labels changed, which may pick it or no longer. */
+  allPodAlerts(): Request[] {
+    return this.podAlerts.list().map((a) => ({ name: a.metadata.name }));
+  }
+
+  /** The namespaces whose pods `podAlert` may pick by its selector: its own, or those its namespaceSelector picks. */
+  private namespacesOf(podAlert: Resource, spec: AlertSpec): string[] {
+    if (!this.clusterScoped) return [podAlert.metadata.namespace];
+    return this.namespaces!.list().filter((n) => picks(spec, n)).map((n) => n.metadata.name);
+  }
+
+  /** The labels of its metrics: name, and namespace for a PodAlert. */
+  private metricLabels(request: Request): Record<string, string> {
+    return this.clusterScoped ? { name: request.name } : { namespace: request.namespace!, name: request.name };
   }
 
   async reconcile(request: Request, { log }: ReconcileContext, now = new Date()): Promise<ReconcileResult> {
-    const primary = readPrimary(this.podAlerts, request, PodAlert);
+    const primary = readPrimary(this.podAlerts, request, this.kind.definition);
     if (!primary) {
-      this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
-      this.podSeries.remove({ namespace: request.namespace!, name: request.name });
+      this.unhealthy.remove(this.metricLabels(request));
+      this.podSeries.remove(request);
       return;
     }
     const { object: podAlert, spec, problems } = primary;
     const generation = podAlert.metadata.generation;
     const previous = podAlert.status ?? {};
     if (problems.length) {
-      this.unhealthy.remove({ namespace: request.namespace!, name: request.name });
-      this.podSeries.remove({ namespace: request.namespace!, name: request.name });
+      this.unhealthy.remove(this.metricLabels(request));
+      this.podSeries.remove(request);
       await this.write(podAlert, { ...previous, observedGeneration: generation, conditions: setCondition(
         previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'False', reason: 'InvalidSpec',
           observedGeneration: generation, message: problems.join('; ') }) }, now);
@@ -95,8 +142,9 @@ class PodAlertReconciler {
 
     const previousAlerts = previous.alerts ?? [];
     const previousWorkloads = previous.workloads ?? [];
-    const { alerts, unhealthy, found, nextCrossing } = await this.evaluate(podAlert, spec, previousAlerts, now);
-    const seenKey = (w: Pick<WorkloadAlert, 'owner' | 'pod'>) => `${podAlert.metadata.uid} ${w.owner} ${w.pod ?? ''}`;
+    const namespaces = this.namespacesOf(podAlert, spec);
+    const { alerts, unhealthy, found, nextCrossing } = await this.evaluate(spec, namespaces, previousAlerts, now);
+    const seenKey = (w: AlertIdentity) => `${podAlert.metadata.uid} ${w.namespace ?? ''} ${w.owner} ${w.pod ?? ''}`;
     const workloads = groupByWorkload(found, previousWorkloads, { perPod: spec.groupBy === 'pod', now: now.getTime(),
       lastSeen: (w) => this.reasonSeen.get(seenKey(w)) });
     this.noteReasonsSeen(workloads, found, seenKey, now);
@@ -116,7 +164,7 @@ class PodAlertReconciler {
     const lastSent = (w: WorkloadAlert) => previousWorkloads.find((p) => sameAlert(p, w))?.notifiedAt;
     // Not while a message about it still waits: a webhook that is down would fill the outbox with repeats.
     const waiting = (w: WorkloadAlert) => (previous.pendingNotifications ?? []).some((n) => n.owner === w.owner &&
-      n.pod === (w.pod ?? (w.owner.startsWith('Pod/') ? w.owner.slice(4) : undefined)));
+      n.namespace === w.namespace && n.pod === (w.pod ?? (w.owner.startsWith('Pod/') ? w.owner.slice(4) : undefined)));
     const repeats = repeatMs === undefined ? [] : listed.filter((w) => !fresh.includes(w) && lastSent(w) !== undefined &&
       Date.parse(lastSent(w)!) + repeatMs <= now.getTime() && !waiting(w));
     const stamped = listed.map((w) => repeatMs === undefined ? w
@@ -134,7 +182,8 @@ class PodAlertReconciler {
       await this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', droppedText(dropped));
     }
     const checking = spec.alerts.checkRunningPods;
-    const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}`;
+    const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}` + (!this.clusterScoped ? ''
+      : ` in the ${namespaces.length} namespace${namespaces.length === 1 ? '' : 's'} namespaceSelector picks`);
     let conditions = setCondition(previous.conditions as Condition[] | undefined, { type: 'Ready', status: 'True',
       observedGeneration: generation, reason: checking ? 'Evaluated' : 'CheckDisabled',
       message: !checking ? 'spec.alerts.checkRunningPods is false'
@@ -146,7 +195,7 @@ class PodAlertReconciler {
     }
     if (!spec.alertmanager) conditions = conditions.filter((c) => c.type !== 'AlertmanagerDelivered');
     // Resolutions are in status before they are posted, as webhook messages are.
-    const source = { namespace: podAlert.metadata.namespace, name: podAlert.metadata.name, spec };
+    const source = { label: this.kind.name, namespace: podAlert.metadata.namespace, name: podAlert.metadata.name, spec };
     // An alert whose reason or container moved on is another alert to Alertmanager: the one it was ends.
     const relabelled = previousWorkloads.filter((p) => workloads.some((w) => sameAlert(w, p) &&
       (w.reason !== p.reason || w.container !== p.container)));
@@ -154,7 +203,8 @@ class PodAlertReconciler {
       previousAlerts, true), summary }, now, timestamp(now)));
     const resolutions = spec.alertmanager ? [...previous.alertmanagerResolutions ?? [],
       ...resolved.map((w) => ended(w, this.message(podAlert, w, previousAlerts, true).text)),
-      ...relabelled.map((w) => ended(w, `${w.owner} is unhealthy still, now as ${workloads.find((c) => sameAlert(c, w))!.reason}`))]
+      ...relabelled.map((w) => ended(w, `${w.owner}${w.namespace ? ` in ${w.namespace}` : ''} is unhealthy still, now as ` +
+        workloads.find((c) => sameAlert(c, w))!.reason))]
       .slice(-maxPendingResolutions) : undefined;
     const status: Partial<PodAlertStatus> = { ...previous, observedGeneration: generation, alerts,
       unhealthyPods: unhealthy.size, pendingNotifications: outbox, conditions, workloads: stamped,
@@ -163,8 +213,8 @@ class PodAlertReconciler {
     status.alerts = fitToBudget(alerts, (fitted) => jsonBytes({ ...status, alerts: fitted }));
     // The messages are in status before any is sent: a restart then neither loses nor repeats one.
     let { written, object } = await this.write(podAlert, status, now);
-    this.unhealthy.set({ namespace: request.namespace!, name: request.name }, unhealthy.size);
-    this.podSeries.set({ namespace: request.namespace!, name: request.name }, found);
+    this.unhealthy.set(this.metricLabels(request), unhealthy.size);
+    this.podSeries.set(request, found);
     // Events follow the status they tell of: a write that fails (a conflict) records none, and its retry records once.
     for (const n of incoming.filter((m) => m.event !== 'repeat')) {
       await this.ctx.events.record(podAlert, n.event === 'alert' ? 'Warning' : 'Normal',
@@ -197,7 +247,7 @@ class PodAlertReconciler {
       // Send only from the latest object: the cache may not show our last write yet, and an outbox read from it
       // would send again. A patch on resourceVersion alone fails with 409 (and a retry) when the cache was stale.
       if (!written && outbox.length) {
-        object = await this.ctx.client.patch<Resource>(podAlertType, object.metadata.namespace, object.metadata.name,
+        object = await this.ctx.client.patch<Resource>(this.podAlertType, object.metadata.namespace, object.metadata.name,
           { metadata: { resourceVersion: object.metadata.resourceVersion } }, 'merge', 'status');
       }
       const delivery = await deliver(this.ctx, this.destinations, object, { ...spec, webhook: spec.webhook }, outbox, dropped,
@@ -223,12 +273,12 @@ class PodAlertReconciler {
   }
 
   /** Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. */
-  private async evaluate(podAlert: Resource, spec: PodAlertSpec, previous: Alert[], now: Date):
+  private async evaluate(spec: AlertSpec, namespaces: string[], previous: Alert[], now: Date):
   Promise<{ alerts: Alert[]; unhealthy: Set<string>; found: UnhealthyPod[]; nextCrossing: number }> {
     let nextCrossing = Infinity;
     const found: { pod: Pod; trouble: Trouble }[] = [];
     if (!spec.alerts.checkRunningPods) return { alerts: [], unhealthy: new Set(), found: [], nextCrossing };
-    for (const pod of this.pods.listNamespace(podAlert.metadata.namespace)) {
+    for (const pod of namespaces.flatMap((n) => this.pods.listNamespace(n))) {
       if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
       const problem = trouble(pod);
       if (!problem) continue;
@@ -245,20 +295,28 @@ class PodAlertReconciler {
     const logBytes = logShareBytes(listed.length);
     const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem,
       this.logTails ? spec.logLines : 0,
-      logBytes, previous.find((p) => p.pod === pod.metadata.name))));
-    const namespace = podAlert.metadata.namespace;
-    const jobOwner = (job: string) => cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
-    const unhealthyPods = found.map(({ pod, trouble: problem }) => ({ pod: pod.metadata.name, reason: problem.reason,
-      since: problem.since, workload: workloadOf(pod.metadata, jobOwner),
+      logBytes, previous.find((p) => p.pod === pod.metadata.name && p.namespace === this.namespaceOf(pod)))));
+    const jobOwner = (namespace: string | undefined) => (job: string) =>
+      cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
+    const unhealthyPods = found.map(({ pod, trouble: problem }): UnhealthyPod => ({ pod: pod.metadata.name,
+      ...(this.clusterScoped ? { namespace: pod.metadata.namespace } : {}), reason: problem.reason, since: problem.since,
+      workload: workloadOf(pod.metadata, jobOwner(pod.metadata.namespace)),
       ...(problem.container ? { container: problem.container } : {}) }));
-    const owners = new Map(unhealthyPods.map((p) => [p.pod, workloadName(p.workload)]));
-    return { alerts: alerts.map((a) => ({ ...a, owner: owners.get(a.pod) })), unhealthy: new Set(owners.keys()),
+    const podKey = (p: { namespace?: string; pod: string }) => `${p.namespace ?? ''}/${p.pod}`;
+    const owners = new Map(unhealthyPods.map((p) => [podKey(p), workloadName(p.workload)]));
+    return { alerts: alerts.map((a) => ({ ...a, owner: owners.get(podKey(a)) })), unhealthy: new Set(owners.keys()),
       found: unhealthyPods, nextCrossing };
+  }
+
+  /** A pod's namespace as its alert entry carries it: a ClusterPodAlert's entries only. */
+  private namespaceOf(pod: Pod): string | undefined {
+    return this.clusterScoped ? pod.metadata.namespace : undefined;
   }
 
   private async alertFor(pod: Pod, found: Trouble, logLines: number, logBytes: number, previous: Alert | undefined):
   Promise<Alert> {
-    const alert: Alert = { pod: pod.metadata.name, phase: found.phase, reason: found.reason, since: timestamp(found.since),
+    const namespace = this.namespaceOf(pod);
+    const alert: Alert = { pod: pod.metadata.name, ...(namespace ? { namespace } : {}), phase: found.phase, reason: found.reason, since: timestamp(found.since),
       containers: found.containers, ...(found.message ? { message: clip(found.message, 4096) } : {}),
       ...(found.container ? { container: found.container } : {}) };
     if (!found.container || logLines === 0) return alert;
@@ -288,19 +346,19 @@ class PodAlertReconciler {
     const recent = last && now.getTime() - Date.parse(last) < evaluationPeriodMs;
     const lastEvaluationTime = recent && isDeepStrictEqual(JSON.parse(JSON.stringify(before)), JSON.parse(JSON.stringify(after)))
       ? last : timestamp(now);
-    return writeStatus(this.ctx.client, podAlertType, podAlert, { ...after, lastEvaluationTime });
+    return writeStatus(this.ctx.client, this.podAlertType, podAlert, { ...after, lastEvaluationTime });
   }
 
   private text(podAlert: Resource, alert: Alert): string {
     const restarts = alert.containers?.find((c) => c.name === alert.container)?.restartCount ?? 0;
-    return alertText({ ...alert, namespace: podAlert.metadata.namespace, restarts });
+    return alertText({ ...alert, namespace: alert.namespace ?? podAlert.metadata.namespace, restarts });
   }
 
   private noteReasonsSeen(workloads: WorkloadAlert[], found: UnhealthyPod[],
-    key: (w: Pick<WorkloadAlert, 'owner' | 'pod'>) => string, now: Date): void {
+    key: (w: AlertIdentity) => string, now: Date): void {
     for (const w of workloads) {
       const has = found.some((p) => p.reason === w.reason && workloadName(p.workload) === w.owner &&
-        (w.pod === undefined || p.pod === w.pod));
+        p.namespace === w.namespace && (w.pod === undefined || p.pod === w.pod));
       // A reason held that no pod has, unknown since a restart: its hold starts now, and ends.
       if (has || !this.reasonSeen.has(key(w))) {
         this.reasonSeen.delete(key(w));
@@ -316,15 +374,18 @@ class PodAlertReconciler {
    */
   private message(podAlert: Resource, workload: WorkloadAlert, alerts: Alert[], resolved = false):
   Omit<Notification, 'event'> {
-    const fields = { owner: workload.owner, pods: workload.unhealthyPods, reason: workload.reason, since: workload.since };
+    const fields = { ...(workload.namespace ? { namespace: workload.namespace } : {}), owner: workload.owner,
+      pods: workload.unhealthyPods, reason: workload.reason, since: workload.since };
     const [kind, name] = workload.owner.split('/');
     const pod = workload.pod ?? (kind === 'Pod' ? name : undefined);
     if (pod !== undefined) {
       // One not listed (past the newest maxListedAlerts) is told from its entry.
-      const alert = alerts.find((a) => a.pod === pod) ?? { pod, reason: workload.reason, since: workload.since, phase: '' };
+      const alert = alerts.find((a) => a.pod === pod && a.namespace === workload.namespace) ??
+        { pod, ...(workload.namespace ? { namespace: workload.namespace } : {}), reason: workload.reason,
+          since: workload.since, phase: '' };
       return { ...fields, pod, text: resolved ? this.resolvedText(podAlert, alert) : this.text(podAlert, alert) };
     }
-    const namespace = podAlert.metadata.namespace;
+    const namespace = workload.namespace ?? podAlert.metadata.namespace;
     return { ...fields, text: resolved ? workloadResolvedText(workload, namespace) : workloadText(workload, namespace) };
   }
 
@@ -334,23 +395,35 @@ class PodAlertReconciler {
   }
 
   private resolvedText(podAlert: Resource, alert: Alert): string {
-    const pod = this.pods.get(keyOf({ namespace: podAlert.metadata.namespace, name: alert.pod }));
+    const namespace = alert.namespace ?? podAlert.metadata.namespace;
+    const pod = this.pods.get(keyOf({ namespace, name: alert.pod }));
     const gone = !pod || pod.metadata.deletionTimestamp;
-    return `Pod ${alert.pod} in ${podAlert.metadata.namespace} ${gone ? 'is gone' : 'recovered'} (was ${alert.reason})`;
+    return `Pod ${alert.pod} in ${namespace} ${gone ? 'is gone' : 'recovered'} (was ${alert.reason})`;
   }
 }
 
-export const podAlertOperator: Operator<ControllerOptions> = {
-  name: 'podalert',
-  permissions,
-  setup(ctx) {
-    const reconciler = new PodAlertReconciler(ctx);
-    ctx.addController({
-      name: 'podalert',
-      for: podAlertType,
-      watches: [{ type: types.pods, view: podView, map: (pod) => reconciler.podAlertsFor(pod) }],
-      workers: 2,
-      reconcile: (request, context) => reconciler.reconcile(request, context),
-    });
-  },
-};
+/** The operator of a PodAlert-like kind: PodAlert here, ClusterPodAlert in its own folder. */
+export function alertOperator(kind: AlertKind): Operator<ControllerOptions> {
+  return {
+    name: kind.name,
+    permissions: kind.permissions,
+    everyNamespace: kind.definition.scope === 'Cluster',
+    setup(ctx) {
+      const reconciler = new PodAlertReconciler(ctx, kind);
+      ctx.addController({
+        name: kind.name,
+        for: kindType(kind.definition),
+        watches: [{ type: types.pods, view: podView, map: (pod) => reconciler.podAlertsFor(pod) },
+          // A namespace matters when its labels change (a selector may pick it, or no longer), not its status.
+          ...reconciler.clusterScoped ? [{ type: types.namespaces, view: metadataView,
+            map: () => reconciler.allPodAlerts(),
+            updateMatters: (old: KubeObject, updated: KubeObject) => !isDeepStrictEqual(old.metadata.labels,
+              updated.metadata.labels) }] : []],
+        workers: 2,
+        reconcile: (request, context) => reconciler.reconcile(request, context),
+      });
+    },
+  };
+}
+
+export const podAlertOperator = alertOperator({ name: 'podalert', definition: PodAlert, permissions });

@@ -1,76 +1,73 @@
-import { dns1123Subdomain, labelSelector, statusOf } from '../../api/common.ts';
+import { labelSelector, objectReference, statusOf, type ReferenceScope } from '../../api/common.ts';
 import { referenceRight } from '../../api/admission.ts';
-import { defineKind, type ResourceOf } from '../../api/kind.ts';
+import { defineKind, type PrinterColumn, type ResourceOf } from '../../api/kind.ts';
 import { array, boolean, enumeration, integer, map, object, string, type Infer } from '../../api/schema.ts';
 import { reservedLabels } from './alertmanager.ts';
 
-export const podAlertSpec = object({
-  alerts: object({
-    checkRunningPods: boolean({ description: 'Report pods that are not running and ready; false turns the check ' +
-      'off and clears alerts.', required: true }),
-  }, { description: 'What to alert on.', required: true }),
-  selector: labelSelector('The pods to watch; default every pod in the PodAlert\'s namespace.'),
-  gracePeriodSeconds: integer({ description: 'How long a pod may be unhealthy before it counts.', minimum: 0,
-    maximum: 86400, default: 60 }),
-  logLines: integer({ description: 'Lines of the failing container\'s log to capture (the previous instance for a ' +
-    'crash loop).', minimum: 0, maximum: 200, default: 20 }),
-  groupBy: enumeration(['owner', 'pod'], { description: 'What one alert is about: owner, the workload its pods belong ' +
-    'to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod itself ' +
-    'when nothing controls it), its pods counted; or pod, each pod on its own.', default: 'owner' }),
-  webhook: object({
-    secretRef: object({
-      name: string({ description: 'The Secret in the PodAlert\'s namespace.', required: true, maxLength: 253,
-        pattern: dns1123Subdomain }),
-      key: string({ description: 'The key whose value is the webhook URL.', required: true, maxLength: 253,
-        pattern: '^[-._a-zA-Z0-9]+$' }),
-    }, { description: 'Where the webhook URL is kept: never in the spec, logs or status.', required: true }),
-    format: enumeration(['generic', 'slack', 'teams', 'pagerduty'], { description: 'The payload\'s shape: generic ' +
-      '(the message\'s fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams ' +
-      '(an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is ' +
-      'https://events.pagerduty.com/v2/enqueue).', default: 'generic' }),
-    routingKeySecretRef: object({
-      name: string({ description: 'The Secret in the PodAlert\'s namespace.', required: true, maxLength: 253,
-        pattern: dns1123Subdomain }),
-      key: string({ description: 'The key whose value is the routing key.', required: true, maxLength: 253,
-        pattern: '^[-._a-zA-Z0-9]+$' }),
-    }, { description: 'With format pagerduty: where the integration\'s routing key is kept.' }),
-    repeatInterval: string({ description: 'When set, an alert still firing is sent again this long after it was last ' +
-      'sent, e.g. 4h or 30m (at least 1m).', maxLength: 16, pattern: '^([0-9]+h)?([0-9]+m)?$' }),
-  }, { description: 'When set, one JSON POST per new alert and per resolution: per workload, or per pod, as groupBy ' +
-    'says.', rules: [
-    { rule: "(self.format == 'pagerduty') == has(self.routingKeySecretRef)", message: 'routingKeySecretRef is for ' +
-      'format pagerduty, and format pagerduty needs it', fieldPath: '.routingKeySecretRef' },
-    { rule: "!has(self.repeatInterval) || (self.repeatInterval != '' && duration(self.repeatInterval) >= duration('1m'))",
-      message: 'repeatInterval is at least 1m', fieldPath: '.repeatInterval' }] }),
-  alertmanager: object({
-    url: string({ description: 'Alertmanager\'s base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to ' +
-      '<url>/api/v2/alerts. The install\'s --webhook-allowed-destinations must let it through (in-cluster names and ' +
-      'private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef.',
-    required: true, maxLength: 2048, pattern: '^https?://[^/@?#\\s]+(/[^?#\\s]*)?$' }),
-    credentialsSecretRef: object({
-      name: string({ description: 'The Secret in the PodAlert\'s namespace.', required: true, maxLength: 253,
-        pattern: dns1123Subdomain }),
-    }, { description: 'A Secret with `token` (sent as a bearer token), or `username` and `password` (basic auth).' }),
-    ca: object({
-      configMapRef: object({
-        name: string({ description: 'The ConfigMap in the PodAlert\'s namespace.', required: true, maxLength: 253,
-          pattern: dns1123Subdomain }),
-        key: string({ description: 'The key whose value is PEM certificates.', required: true, maxLength: 253,
-          pattern: '^[-._a-zA-Z0-9]+$' }),
-      }, { description: 'Where the certificates are.', required: true }),
-    }, { description: 'For https: the certificates to trust instead of the system\'s.' }),
-  }, { description: 'When set, each alert is posted to Alertmanager (its v2 API), again every minute while it fires, ' +
-    'and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.' }),
-  severity: string({ description: 'The alerts\' severity label.', default: 'warning', maxLength: 63,
-    pattern: '^[a-zA-Z0-9_.-]+$' }),
-  labels: map(string({ description: 'A label value.', maxLength: 256 }), { description: 'More labels on every alert ' +
-    `sent to Alertmanager (team, service...); not ${reservedLabels.join(', ')}.`, maxProperties: 16,
-  rules: [{ rule: `self.all(k, size(k) <= 63 && k.matches('^[a-zA-Z][a-zA-Z0-9_]*$') && !(k in [${reservedLabels
-    .map((l) => `'${l}'`).join(', ')}]))`, message: `label names are [a-zA-Z][a-zA-Z0-9_]* of 63 characters at most, ` +
-    `and not ${reservedLabels.join(', ')}` }] }),
-  runbookUrl: string({ description: 'A runbook\'s URL, in each Alertmanager alert\'s runbook_url annotation.',
-    maxLength: 2048, pattern: '^https?://[^\\s]+$' }),
-}, { description: 'Which pods to watch and where to send alerts.', required: true });
+/**
+ * The fields of a PodAlert's spec, which a ClusterPodAlert shares: its references name their namespace (scope
+ * cluster) where a PodAlert's are in its own.
+ */
+export function podAlertSpecFields(scope: ReferenceScope) {
+  const holder = 'PodAlert';
+  const own = scope === 'cluster' ? 'the namespaces namespaceSelector picks' : 'the PodAlert\'s namespace';
+  return {
+    alerts: object({
+      checkRunningPods: boolean({ description: 'Report pods that are not running and ready; false turns the check ' +
+        'off and clears alerts.', required: true }),
+    }, { description: 'What to alert on.', required: true }),
+    selector: labelSelector(`The pods to watch; default every pod in ${own}.`),
+    gracePeriodSeconds: integer({ description: 'How long a pod may be unhealthy before it counts.', minimum: 0,
+      maximum: 86400, default: 60 }),
+    logLines: integer({ description: 'Lines of the failing container\'s log to capture (the previous instance for a ' +
+      'crash loop).', minimum: 0, maximum: 200, default: 20 }),
+    groupBy: enumeration(['owner', 'pod'], { description: 'What one alert is about: owner, the workload its pods ' +
+      'belong to (a Deployment through its ReplicaSet, a StatefulSet, a DaemonSet, a Job or its CronJob, or the pod ' +
+      'itself when nothing controls it), its pods counted; or pod, each pod on its own.', default: 'owner' }),
+    webhook: object({
+      secretRef: objectReference('Secret', holder, scope, { description: 'Where the webhook URL is kept: never in the ' +
+        'spec, logs or status.', required: true }, 'the webhook URL'),
+      format: enumeration(['generic', 'slack', 'teams', 'pagerduty'], { description: 'The payload\'s shape: generic ' +
+        '(the message\'s fields, with a text a Slack incoming webhook shows), slack (text and Block Kit blocks), teams ' +
+        '(an Adaptive Card, for a Teams Workflows webhook) or pagerduty (Events API v2; the URL is ' +
+        'https://events.pagerduty.com/v2/enqueue).', default: 'generic' }),
+      routingKeySecretRef: objectReference('Secret', holder, scope, { description: 'With format pagerduty: where the ' +
+        'integration\'s routing key is kept.' }, 'the routing key'),
+      repeatInterval: string({ description: 'When set, an alert still firing is sent again this long after it was ' +
+        'last sent, e.g. 4h or 30m (at least 1m).', maxLength: 16, pattern: '^([0-9]+h)?([0-9]+m)?$' }),
+    }, { description: 'When set, one JSON POST per new alert and per resolution: per workload, or per pod, as ' +
+      'groupBy says.', rules: [
+      { rule: "(self.format == 'pagerduty') == has(self.routingKeySecretRef)", message: 'routingKeySecretRef is for ' +
+        'format pagerduty, and format pagerduty needs it', fieldPath: '.routingKeySecretRef' },
+      { rule: "!has(self.repeatInterval) || (self.repeatInterval != '' && duration(self.repeatInterval) >= duration('1m'))",
+        message: 'repeatInterval is at least 1m', fieldPath: '.repeatInterval' }] }),
+    alertmanager: object({
+      url: string({ description: 'Alertmanager\'s base URL, e.g. http://alertmanager.monitoring:9093; alerts are ' +
+        'posted to <url>/api/v2/alerts. The install\'s --webhook-allowed-destinations must let it through (in-cluster ' +
+        'names and private addresses are refused by default). No credentials, query or fragment: those go in ' +
+        'credentialsSecretRef.', required: true, maxLength: 2048, pattern: '^https?://[^/@?#\\s]+(/[^?#\\s]*)?$' }),
+      credentialsSecretRef: objectReference('Secret', holder, scope, { description: 'A Secret with `token` (sent as a ' +
+        'bearer token), or `username` and `password` (basic auth).' }),
+      ca: object({
+        configMapRef: objectReference('ConfigMap', holder, scope, { description: 'Where the certificates are.',
+          required: true }, 'PEM certificates'),
+      }, { description: 'For https: the certificates to trust instead of the system\'s.' }),
+    }, { description: 'When set, each alert is posted to Alertmanager (its v2 API), again every minute while it ' +
+      'fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.' }),
+    severity: string({ description: 'The alerts\' severity label.', default: 'warning', maxLength: 63,
+      pattern: '^[a-zA-Z0-9_.-]+$' }),
+    labels: map(string({ description: 'A label value.', maxLength: 256 }), { description: 'More labels on every ' +
+      `alert sent to Alertmanager (team, service...); not ${reservedLabels.join(', ')}.`, maxProperties: 16,
+    rules: [{ rule: `self.all(k, size(k) <= 63 && k.matches('^[a-zA-Z][a-zA-Z0-9_]*$') && !(k in [${reservedLabels
+      .map((l) => `'${l}'`).join(', ')}]))`, message: `label names are [a-zA-Z][a-zA-Z0-9_]* of 63 characters at ` +
+      `most, and not ${reservedLabels.join(', ')}` }] }),
+    runbookUrl: string({ description: 'A runbook\'s URL, in each Alertmanager alert\'s runbook_url annotation.',
+      maxLength: 2048, pattern: '^https?://[^\\s]+$' }),
+  };
+}
+
+export const podAlertSpec = object(podAlertSpecFields('namespaced'), { description: 'Which pods to watch and where ' +
+  'to send alerts.', required: true });
 
 const containerReport = object({
   name: string({ description: 'The container.', required: true }),
@@ -87,6 +84,7 @@ export const podAlertStatus = statusOf({
   unhealthyWorkloads: integer({ description: 'Alerts firing now: workloads with a pod unhealthy past the grace ' +
     'period (groupBy owner), or such pods (groupBy pod).', minimum: 0 }),
   workloads: array(object({
+    namespace: string({ description: 'Its namespace (a ClusterPodAlert\'s alerts span several).' }),
     owner: string({ description: 'The workload, kind/name: Deployment/shop, or Pod/<name> for a pod of its own.',
       required: true }),
     pod: string({ description: 'With groupBy pod: the pod.' }),
@@ -101,6 +99,7 @@ export const podAlertStatus = statusOf({
     'unhealthy pods (groupBy owner), or per pod (groupBy pod).', maxItems: 100 }),
   alerts: array(object({
     pod: string({ description: 'The pod.', required: true }),
+    namespace: string({ description: 'Its namespace (a ClusterPodAlert\'s alerts span several).' }),
     owner: string({ description: 'The workload it belongs to, kind/name.' }),
     phase: string({ description: 'The pod\'s phase.', required: true }),
     reason: string({ description: 'What is wrong, in a word: CrashLoopBackOff, ImagePullBackOff, Unschedulable, ' +
@@ -116,6 +115,7 @@ export const podAlertStatus = statusOf({
     id: string({ description: 'The message\'s id, sent with it: a receiver can drop a repeat.', maxLength: 64 }),
     event: enumeration(['alert', 'resolved', 'repeat'], { description: 'A new alert, one resolved, or one still firing ' +
       'a repeatInterval after it was last sent.', required: true }),
+    namespace: string({ description: 'Its namespace (a ClusterPodAlert\'s alerts span several).' }),
     pod: string({ description: 'The pod, with groupBy pod (or a pod of its own).' }),
     owner: string({ description: 'The workload, kind/name, with groupBy owner.' }),
     pods: integer({ description: 'With groupBy owner: its pods unhealthy when the alert fired.', minimum: 0 }),
@@ -138,6 +138,13 @@ export const podAlertStatus = statusOf({
     'Alertmanager, kept here so that a restarted controller loses none; the oldest go past 50.', maxItems: 50 }),
 });
 
+/** What `kubectl get` shows of a PodAlert, or a ClusterPodAlert. */
+export const alertColumns: PrinterColumn[] = [
+  { name: 'Unhealthy', type: 'integer', jsonPath: '.status.unhealthyPods', description: 'Unhealthy pods now.' },
+  { name: 'Alerts', type: 'integer', jsonPath: '.status.unhealthyWorkloads', description: 'Alerts firing now.' },
+  { name: 'Checked', type: 'date', jsonPath: '.status.lastEvaluationTime', description: 'The last check.' },
+];
+
 export const PodAlert = defineKind({
   kind: 'PodAlert',
   shortNames: ['pa'],
@@ -145,10 +152,7 @@ export const PodAlert = defineKind({
     'container\'s state and a tail of the failing container\'s log; optionally posts alerts to a webhook.',
   spec: podAlertSpec,
   status: podAlertStatus,
-  printerColumns: [
-    { name: 'Unhealthy', type: 'integer', jsonPath: '.status.unhealthyPods', description: 'Unhealthy pods now.' },
-    { name: 'Checked', type: 'date', jsonPath: '.status.lastEvaluationTime', description: 'The last check.' },
-  ],
+  printerColumns: alertColumns,
   requesterRights: [{ group: '', resource: 'pods', verb: 'list',
     because: 'the controller copies matching pods\' states into its status for you' },
   { group: '', resource: 'pods', subresource: 'log', verb: 'get',

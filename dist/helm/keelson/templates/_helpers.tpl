@@ -3,9 +3,13 @@
 {{ .Values.namespace | default .Release.Namespace }}
 {{- end }}
 
-{{/* Of the enabled operators (the list's first item), those its second item names, comma-separated, in its order. */}}
+{{/*
+Of the enabled operators (the list's first item), those its second item names, comma-separated, in its order; with a
+watched namespace (the third), not those of cluster-scoped kinds.
+*/}}
 {{- define "keelson.operatorsIn" -}}
 {{- $enabled := index . 0 -}}
+{{- if index . 2 }}{{ $enabled = without $enabled "clusterpodalert" }}{{ end -}}
 {{- $found := list -}}
 {{- range index . 1 }}{{ if has . $enabled }}{{ $found = append $found . }}{{ end }}{{ end -}}
 {{- join "," $found -}}
