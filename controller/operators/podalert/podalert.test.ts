@@ -204,6 +204,28 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
       `${second! - first!} ms, ${third! - second!} ms`);
   });
 
+  it('holds back a repeat while its first message still waits, without reconciling in a loop', async () => {
+    // The webhook refuses every message about this pod: the first stays in the outbox, retried with backoff, past the
+    // repeatInterval. A repeat then waits for it, and the PodAlert reconciles on the backoff, not at once and again.
+    failFor.set('looper', 1_000);
+    await simulated('looper', 'crash-loop', undefined, 'looper');
+    await podAlert('looper', { gracePeriodSeconds: 0, logLines: 0, selector: { matchLabels: { team: 'looper' } },
+      webhook: { secretRef: { name: 'alert-hook', key: 'url' }, repeatInterval: '1m' } });
+    // 2 + 4 + 8 + 16 + 32 s: the sixth attempt comes past the minute.
+    await waitFor('the first message failed for over a minute', async () =>
+      ((await json('pa', 'looper')).status?.pendingNotifications?.[0]?.attempts ?? 0) >= 6, { timeoutMs: 120_000 });
+    const reconciles = () => controller.metric('controller_runtime_reconcile_total', { controller: 'podalert' });
+    const [before, since] = [await reconciles(), Date.now()];
+    await waitFor('ten seconds of reconciles counted', () => Date.now() - since >= 10_000, { timeoutMs: 15_000 });
+    const count = await reconciles() - before;
+    assert.ok(count < 60, `${count} reconciles in ten seconds: a held-back repeat requeues at once`);
+    const { status } = await json('pa', 'looper');
+    assert.deepEqual(status.pendingNotifications.map((n: any) => n.event), ['alert']);
+    failFor.delete('looper');
+    await kubectl('delete', 'pa', 'looper');
+    await kubectl('delete', 'pod', 'looper', '--wait=false');
+  });
+
   it('repeats at most the one message whose record a conflict lost, with the same id', async () => {
     changeWhileReceiving = 'racy';
     await podAlert('racy', { gracePeriodSeconds: 0, selector: { matchLabels: { team: 'shop' } },
