@@ -44,6 +44,8 @@ describe('the samples on the local cluster', { skip: withoutRealNode(cluster) },
     // The samples first, while the operator and its ServiceAccount (in this namespace) still run: its finalizers must
     // let them go; then the namespace.
     await cluster.kubectl(['delete', 'keelson', '--all', '-n', namespace, '--wait=false'], { allowFailure: true });
+    // The ClusterPodAlert sample is in no namespace (nor in the category keelson).
+    await cluster.kubectl(['delete', 'keelson-cluster', '--all', '--wait=false'], { allowFailure: true });
     await waitFor('the samples gone', async () => (await get('keelson'))?.items.length === 0, { timeoutMs: 120_000 })
       .finally(() => cluster.kubectl(['delete', 'namespace', namespace, '--wait=false'], { allowFailure: true }));
     await waitFor(`namespace ${namespace} gone`, async () => (await cluster.getJson('', 'namespace', namespace)) === undefined,

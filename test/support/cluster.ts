@@ -16,6 +16,9 @@ export function testCluster(): LocalCluster {
  * (kwok nodes: logs and exec served as the test says) unless `pods` is 'real' (the real node: containers run).
  * Deleted by `cleanup`, without waiting, so that tests do not pay for namespace finalization.
  */
+/** On cluster-wide objects a test makes for one namespace: deleted with it. */
+export const testNamespaceLabel = 'keelson.dev/test-namespace';
+
 export async function freshNamespace(cluster: LocalCluster, prefix: string,
   { pods = 'simulated' }: { pods?: 'simulated' | 'real' } = {}): Promise<{ name: string; cleanup: () => Promise<void> }> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
@@ -27,6 +30,9 @@ export async function freshNamespace(cluster: LocalCluster, prefix: string,
     name,
     cleanup: async () => {
       await cluster.kubectl(['delete', 'namespace', name, '--wait=false'], { allowFailure: true });
+      // What tests granted cluster-wide for the namespace goes with it (startOperator's roles).
+      await cluster.kubectl(['delete', 'clusterrolebinding,clusterrole', '-l', `${testNamespaceLabel}=${name}`,
+        '--ignore-not-found'], { allowFailure: true });
     },
   };
 }

@@ -11,7 +11,7 @@ import { operatorNames } from '../../controller/operators/catalog.ts';
 import { clusterScopedRoleName } from '../../charts/operator-install.ts';
 import type { LocalCluster } from '../../cluster/cluster.ts';
 import { ControllerProcess } from './controller-process.ts';
-import { freshNamespace } from './cluster.ts';
+import { freshNamespace, testNamespaceLabel } from './cluster.ts';
 import { repoRoot } from '../../cluster/paths.ts';
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [key: string]: any };
@@ -59,7 +59,8 @@ function rbacOf(install: InstalledOperator, namespace: string, omitRule?: number
   return install.manifests.filter((m) => rbacKinds.includes(m.kind) && m.metadata.name !== metricsReaderName).map((m) => {
     const kept = isControllerRole(m) ? { ...m, rules: (m.rules ?? []).filter(() => index++ !== omitRule) } : m;
     if (!clusterWide(m.kind)) return kept;
-    return { ...kept, metadata: { ...kept.metadata, name: ours(kept.metadata.name) },
+    return { ...kept, metadata: { ...kept.metadata, name: ours(kept.metadata.name),
+      labels: { ...(kept.metadata as { labels?: object }).labels, [testNamespaceLabel]: namespace } },
       ...kept.roleRef ? { roleRef: { ...kept.roleRef, name: ours(kept.roleRef.name) } } : {} };
   });
 }
