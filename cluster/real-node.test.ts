@@ -69,15 +69,21 @@ describe('the real node', { skip: withoutRealNode(cluster) }, () => {
     // Once it has restarted, the previous instance's log is there. The status reads CrashLoopBackOff only for moments
     // of each back-off (terminated the rest), which a loaded machine's polls can miss every time; and the kubelet may
     // answer "unable to retrieve container logs" for a moment after a crash: a user asks again.
+    // What was last seen, for the failure's message: the container's status and what kubectl answered.
+    let seen: object = {};
     const previous = await waitFor('kubectl logs --previous of a restarted container', async () => {
       const pod = await cluster.getJson(namespace, 'pod', 'crasher');
       const status = pod?.status?.containerStatuses?.[0];
+      seen = { restartCount: status?.restartCount, state: status?.state, lastState: status?.lastState };
       if (!(status?.restartCount >= 1) || !status.lastState?.terminated) return undefined;
-      assert.equal(status.lastState.terminated.exitCode, 3);
-      const log = await kubectl('logs', 'crasher', '--previous').catch(() => '');
-      return log.includes('fatal: no config') ? log : undefined;
-    }, { timeoutMs: 150_000, intervalMs: 1_000 });
-    assert.match(previous, /^attempt at \d+\nfatal: no config\n$/);
+      const log = await kubectl('logs', 'crasher', '--previous').catch((error: Error) => `(failed) ${error.message}`);
+      seen = { ...seen, log };
+      return log.includes('fatal: no config') ? { log, exitCode: status.lastState.terminated.exitCode } : undefined;
+    }, { timeoutMs: 150_000, intervalMs: 1_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}; last seen: ${JSON.stringify(seen)}`);
+    });
+    assert.match(previous.log, /^attempt at \d+\nfatal: no config\n$/);
+    assert.equal(previous.exitCode, 3);
   });
 
   it('shares an emptyDir between containers, and keeps a PersistentVolumeClaim\'s data across the pod\'s deletion', async () => {
