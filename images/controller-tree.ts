@@ -23,15 +23,30 @@ export async function staysOut(dir: string, path: string): Promise<boolean> {
   return [...eager, ...dynamic].some((specifier) => !resolve(dirname(module), specifier).startsWith(dir + sep));
 }
 
-/** Removes what stays out of the image from `dir`; returns its paths, relative to `dir`. */
+/**
+ * Removes what stays out of the image from `dir`, and what imports it statically (a smoke test built on another's);
+ * returns their paths, relative to `dir`.
+ */
 export async function removeOutsiders(dir: string): Promise<string[]> {
   const root = resolve(dir);
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const paths = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
-  const out = (await Promise.all(paths.map(async (path) => (await staysOut(root, path)) ? path : undefined)))
-    .filter((path) => path !== undefined);
-  await Promise.all(out.map((path) => rm(path)));
-  return out.map((path) => path.slice(root.length + 1)).sort();
+  const out = new Set((await Promise.all(paths.map(async (path) => (await staysOut(root, path)) ? path : undefined)))
+    .filter((path) => path !== undefined));
+  // Static imports only: a module that may load a left-out one on demand (an entry's smoke test) is still whole.
+  const imports = new Map(await Promise.all(paths.filter((p) => p.endsWith('.js') && !out.has(p)).map(async (path) =>
+    [path, relativeImports(await readFile(path, 'utf8')).static.map((specifier) => resolve(dirname(path), specifier))] as const)));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [path, targets] of imports) {
+      if (out.has(path) || !targets.some((t) => out.has(t))) continue;
+      out.add(path).add(`${path}.map`);
+      grew = true;
+    }
+  }
+  const removed = paths.filter((path) => out.has(path));
+  await Promise.all(removed.map((path) => rm(path)));
+  return removed.map((path) => path.slice(root.length + 1)).sort();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -18,7 +18,7 @@ it('runs the operator against $KUBECONFIG and stops cleanly on Ctrl-C', async ()
     { KUBECONFIG: cluster.state.kubeconfig });
   try {
     await started.waitForLog('caches to sync', (l) => l.msg === 'caches synced; starting controllers');
-    assert.match(started.stderr.join('\n'), /applied the CRDs of TDSet, PodBuggerTool, PodAlert, PostgresCluster/);
+    assert.match(started.stderr.join("\n"), /applied the CRDs of TDSet, PodBuggerTool, PodAlert, ClusterPodAlert, PostgresCluster/);
     const hour = new Date().getUTCHours();
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'keelson.dev/v1alpha1', kind: 'TDSet',
       metadata: { name: 'started', namespace }, spec: { container: { image: 'registry.example/a:1', port: 80 },

@@ -3,8 +3,13 @@
 // ValidatingAdmissionPolicy whose CEL asks the apiserver's authorizer about the requesting user, checked on create, on
 // every change of spec and on every annotation that asks the controller to act (not on status, finalizer or label
 // writes, so the controller and the garbage collector are never held up by a requester's rights).
-import type { ReferenceScope } from './common.ts';
 import type { KindDefinition } from './kind.ts';
+
+/**
+ * Where a reference's object lives: the referring object's namespace, or (a cluster-scoped one's) one it names.
+ * Here, not beside the references in common.ts: the kinds' declarations reach this file, and must not load that one.
+ */
+export type ReferenceScope = 'namespaced' | 'cluster';
 
 /** CEL over `object` giving a right's group or resource, where the object names it (a custom resource to scale). */
 export interface FromObject {

@@ -1,5 +1,5 @@
 // Field shapes that several kinds share, written as Kubernetes' own types are, so they read the same.
-import { array, enumeration, integer, map, object, string, type Node, type ObjectNode, type Req, type Rule } from './schema.ts';
+import { array, enumeration, integer, map, object, string, type Node, type Rule } from './schema.ts';
 
 const labelKey = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 const labelValue = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
@@ -58,30 +58,3 @@ export const observedGeneration = integer({
 /** A kind's status: its own fields plus the conditions and observedGeneration every kind reports. */
 export const statusOf = <F extends Record<string, Node<unknown, boolean>>>(fields: F) =>
   object({ conditions, observedGeneration, ...fields }, { description: 'What the operator last observed and did.' });
-
-/** Where a reference's object lives: the referring object's namespace, or (a cluster-scoped one's) one it names. */
-export type ReferenceScope = 'namespaced' | 'cluster';
-type ReferenceOptions = { description: string; required?: boolean };
-
-export interface Reference { name: string; namespace?: string }
-
-/**
- * A reference to a Secret or ConfigMap by name, and to one of its keys when `what` the key's value holds is given: in
- * the referring object's namespace, or, for a cluster-scoped object, in the namespace the reference names (typed
- * optional, as code reading either kind's references takes the referring object's namespace when none is named).
- */
-export function objectReference<O extends ReferenceOptions>(kind: 'Secret' | 'ConfigMap', holder: string,
-  scope: ReferenceScope, options: O, what: string): ObjectNode<Reference & { key: string }, Req<O>>;
-export function objectReference<O extends ReferenceOptions>(kind: 'Secret' | 'ConfigMap', holder: string,
-  scope: ReferenceScope, options: O): ObjectNode<Reference, Req<O>>;
-export function objectReference(kind: 'Secret' | 'ConfigMap', holder: string, scope: ReferenceScope,
-  options: ReferenceOptions, what?: string): ObjectNode<Reference, boolean> {
-  return object({
-    name: string({ description: scope === 'cluster' ? `The ${kind}.` : `The ${kind} in the ${holder}'s namespace.`,
-      required: true, maxLength: 253, pattern: dns1123Subdomain }),
-    ...(what ? { key: string({ description: `The key whose value is ${what}.`, required: true, maxLength: 253,
-      pattern: '^[-._a-zA-Z0-9]+$' }) } : {}),
-    ...(scope === 'cluster' ? { namespace: string({ description: `The ${kind}'s namespace.`, required: true,
-      maxLength: 63, pattern: dns1123Label }) } : {}),
-  }, options);
-}

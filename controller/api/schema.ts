@@ -36,7 +36,7 @@ interface Common<T> {
   rules?: Rule[];
 }
 
-export type Req<O> = O extends { required: true } ? true : O extends { default: unknown } ? true : false;
+type Req<O> = O extends { required: true } ? true : O extends { default: unknown } ? true : false;
 
 function node<T, P extends boolean>(openApi: OpenApiSchema, options: Common<unknown>): Node<T, P> {
   const schema: OpenApiSchema = { ...openApi, description: options.description };

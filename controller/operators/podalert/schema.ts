@@ -1,5 +1,6 @@
-import { labelSelector, objectReference, statusOf, type ReferenceScope } from '../../api/common.ts';
-import { referenceRight } from '../../api/admission.ts';
+import { labelSelector, statusOf } from '../../api/common.ts';
+import { objectReference } from '../../api/references.ts';
+import { referenceRight, type ReferenceScope } from '../../api/admission.ts';
 import { defineKind, type PrinterColumn, type ResourceOf } from '../../api/kind.ts';
 import { array, boolean, enumeration, integer, map, object, string, type Infer } from '../../api/schema.ts';
 import { reservedLabels } from './alertmanager.ts';
