@@ -48,9 +48,10 @@ async function runSmoke(cluster: LocalCluster, entry: CatalogEntry, scratch: str
       .then(() => undefined, (e: Error) => e.message);
     const forbidden = () => controller.metric('keelson_client_requests_total', { code: '403' });
     if (failure === undefined || omitRule === undefined) return { failure, forbidden: await forbidden() };
-    // Under load the refused call may come after the smoke test gave up (a JVM attach takes its time): wait for it.
+    // Under load the refused call may come long after the smoke test gave up (a JVM attach, or a PostgresCluster
+    // member's first exec behind a dozen other runs of it): wait for it. Only a run with no refusal waits this long.
     const refused = await waitFor('a call refused for want of the rule', async () => (await forbidden()) || undefined,
-      { timeoutMs: 40_000 }).catch((error: Error) => {
+      { timeoutMs: 120_000 }).catch((error: Error) => {
       // Kept with the failure: what the controller was doing when no refusal was seen.
       failure += `; then ${error.message}; the controller's last lines:\n${controller.describe()}`;
       return 0;

@@ -184,7 +184,9 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     'renewed certificate on every member without a restart', async () => {
     const text = (object: any, key: string) => Buffer.from(object.data[key], 'base64').toString();
     const ca = (await get('configmap', 'orders-ca')).data['ca.crt'];
-    await cluster.kubectl(['exec', '-i', '-n', namespace, 'client', '--', 'sh', '-c', 'cat > /tmp/ca.crt'], { input: ca });
+    // As an argument, not on stdin: `kubectl exec -i` has returned, under load, before the file had its bytes.
+    await kubectl('exec', 'client', '--', 'sh', '-c', 'printf %s "$1" > /tmp/ca.crt', 'sh', ca);
+    assert.equal((await kubectl('exec', 'client', '--', 'cat', '/tmp/ca.crt')).stdout, ca);
     for (const host of ['orders', 'orders-ro', `orders.${namespace}.svc`]) {
       const { stdout } = await kubectl('exec', 'client', '--', 'psql', '-X', '-Atc', 'SELECT ssl FROM pg_stat_ssl ' +
         'WHERE pid = pg_backend_pid()', `host=${host} sslmode=verify-full sslrootcert=/tmp/ca.crt`);
