@@ -30,6 +30,7 @@ const tdsetType = kindType(TDSet);
 const targetRecordFields = ['target', 'originalReplicas', 'appliedReplicas', 'appliedWindow', 'originalMinReplicas',
   'appliedMinReplicas', 'originalMaxReplicas', 'appliedMaxReplicas', 'lastScaleTime', 'lastScaleReason'];
 const managedBy = 'app.kubernetes.io/managed-by';
+const ownedOrAbsent = (tdset: TDSetResource & Owner, object: KubeObject | undefined) => !object || isControlledBy(object, tdset);
 /**
  * The cache holds only the Deployments and Services Keelson labelled, and of them what the reconcile compares: a
  * cluster's other workloads, however many, cost nothing. One of the TDSet's names that the cache lacks is read from
@@ -127,18 +128,15 @@ class TDSetReconciler {
     }
 
     const name = tdset.metadata.name;
-    const current = this.deployments.get(keyOf(request)) ??
-      await this.ctx.client.get<Deployment>(types.deployments, request.namespace, name);
-    const service = this.services.get(keyOf(request)) ??
-      (spec.service ? await this.ctx.client.get<KubeObject>(types.services, request.namespace, name) : undefined);
-    const foreign = [current && !isControlledBy(current, tdset) ? `Deployment ${name}` : undefined,
-      spec.service && service && !isControlledBy(service, tdset) ? `Service ${name}` : undefined].filter(Boolean);
-    if (foreign.length) {
-      await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'NotOwned', observedGeneration: generation,
-        message: `${foreign.join(' and ')} already exist${foreign.length > 1 ? '' : 's'} and ${foreign.length > 1 ? 'are' : 'is'} ` +
-          'not owned by this TDSet; it changes nothing until they are removed or renamed' } }, scheduled);
-      return this.requeue(spec, next, now);
-    }
+    // The cache holds only what Keelson labelled. A Deployment of the name that is someone else's is learnt from the
+    // create it refuses (409), not from a read per new TDSet: a burst of new TDSets reads nothing. A paused TDSet
+    // creates nothing, so it reads; so does one with a Service, which is not made before the Deployment is.
+    const read = <T extends KubeObject>(type: ResourceType) => this.ctx.client.get<T>(type, request.namespace, name);
+    const current = this.deployments.get(keyOf(request)) ?? (spec.paused ? await read<Deployment>(types.deployments) : undefined);
+    const service = this.services.get(keyOf(request)) ?? (spec.service ? await read(types.services) : undefined);
+    const notOwned = (deployment: KubeObject | undefined) => this.notOwned(tdset,
+      { Deployment: deployment, Service: spec.service ? service : undefined }, scheduled).then(() => this.requeue(spec, next, now));
+    if (!ownedOrAbsent(tdset, current) || (spec.service && !ownedOrAbsent(tdset, service))) return notOwned(current);
 
     if (spec.paused) {
       const paused = { type: 'Progressing', status: 'False', reason: 'Paused', observedGeneration: generation,
@@ -147,11 +145,18 @@ class TDSetReconciler {
         generation), progressing: paused } : { ready: { ...paused, type: 'Ready' }, progressing: paused }, scheduled);
       return this.requeue(spec, next, now);
     }
-    const applied = await this.createOrApply(types.deployments, deploymentFor(tdset, spec, desired.replicas), current);
-    // Made by someone else since the GET: the next pass reads it and reports it not owned.
-    if (!applied) return { requeueAfterMs: 1_000 };
+    const wanted = deploymentFor(tdset, spec, desired.replicas);
+    let before = current;
+    let applied = await this.createOrApply(types.deployments, wanted, current);
+    if (!applied) {
+      before = await read<Deployment>(types.deployments);
+      if (!ownedOrAbsent(tdset, before)) return notOwned(before);
+      // Ours but not in the cache: its label stripped, or made by an earlier pass the cache has not shown yet.
+      applied = before && await this.createOrApply(types.deployments, wanted, before);
+      if (!applied) return { requeueAfterMs: 1_000 };
+    }
     const { object: deployment, changed } = applied;
-    if (changed) await this.announce(tdset, current, desired, log);
+    if (changed) await this.announce(tdset, before, desired, log);
     if (spec.service) {
       if (!await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service)) return { requeueAfterMs: 1_000 };
     } else if (service && isControlledBy(service, tdset)) {
@@ -160,6 +165,17 @@ class TDSetReconciler {
 
     await this.report(tdset, this.rollout(deployment, desired, generation), scheduled);
     return this.requeue(spec, next, now);
+  }
+
+  /** Says which of `objects` of the TDSet's name are someone else's; it changes nothing of them. */
+  private async notOwned(tdset: TDSetResource & Owner, objects: Record<'Deployment' | 'Service', KubeObject | undefined>,
+    scheduled: Partial<TDSetStatus>): Promise<void> {
+    const foreign = Object.entries(objects).filter(([, object]) => !ownedOrAbsent(tdset, object))
+      .map(([kind]) => `${kind} ${tdset.metadata.name}`);
+    await this.report(tdset, { ready: { type: 'Ready', status: 'False', reason: 'NotOwned',
+      observedGeneration: tdset.metadata.generation,
+      message: `${foreign.join(' and ')} already exist${foreign.length > 1 ? '' : 's'} and ${foreign.length > 1 ? 'are' : 'is'} ` +
+        'not owned by this TDSet; it changes nothing until they are removed or renamed' } }, scheduled);
   }
 
   /**

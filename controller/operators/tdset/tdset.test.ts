@@ -64,6 +64,9 @@ describe('TDSet against the real control plane, as its ServiceAccount', () => {
     next.setUTCHours(open.startTime + 2, 0, 0, 0);
     assert.equal(ready.status.nextTransitionTime, next.toISOString().replace('.000', ''));
     await event('web', 'Created', new RegExp(`^Created Deployment web with 3 replicas: window ${current}$`));
+    // Someone else's Deployment of the name would refuse the create: a new TDSet's is made without a read.
+    assert.equal(await run.controller.metric('keelson_client_requests_total', { verb: 'get', resource: 'deployments' }), 0,
+      'a new TDSet read its Deployment before creating it');
     const columns = (await kubectl('get', 'tds', 'web')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+TARGET\s+REPLICAS\s+WINDOW\s+NEXT\s+READY\s+AGE$/);
     assert.match(columns[1]!, new RegExp(`^web\\s+Deployment/web\\s+3\\s+${current}\\s+${ready.status.nextTransitionTime}\\s+True\\s+`));
