@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDockerfile } from '../images/dockerfile.ts';
+import { bundleController } from '../images/bundle.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { environmentPath, pythonEnvironment } from '../test/support/python.ts';
 import { MeasuredProcess } from './process.ts';
@@ -36,15 +37,19 @@ export interface Implementation {
 const imageNodeFlags = (parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).entrypoint ?? [])
   .slice(1, -1);
 
+/** Keelson's peer, bundled as the image bundles the controller. */
+const keelsonBundle = join(repoRoot, 'build/bench/peers/keelson/bundle');
+
 const keelson: Implementation = {
   name: 'keelson',
   async prepare() {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-    return `Keelson ${pkg.version} on Node ${process.versions.node}`;
+    const bundler = await bundleController([join(repoRoot, 'build/bench/peers/keelson/main.js')], keelsonBundle);
+    return `Keelson ${pkg.version} on Node ${process.versions.node}, bundled by ${bundler}`;
   },
   start: ({ kubeconfig, operator = 'tdset', cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
     ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    join(repoRoot, 'build/bench/peers/keelson/main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
+    join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),
 };

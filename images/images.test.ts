@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
@@ -10,7 +10,8 @@ import { repoRoot } from '../cluster/paths.ts';
 import { relativeImports, removeOutsiders } from './controller-tree.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { buildImage, normalizedReference } from './oci.ts';
-import { controllerImage, productionInstall } from './recipes.ts';
+import { controllerImage } from './recipes.ts';
+import { bundleFolder, bundleImageEntries, imageEntries } from './bundle.ts';
 
 const run = promisify(execFile);
 
@@ -20,16 +21,42 @@ describe('the Dockerfile', () => {
     const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
     assert.equal(dockerfile.from, `node:${pkg.devDependencies.node}-bookworm-slim`);
     assert.equal(dockerfile.user, '65532:65532');
-    assert.deepEqual(dockerfile.entrypoint, ['node', '--enable-source-maps', '--max-semi-space-size=1',
-      'build/controller/main.js']);
+    assert.deepEqual(dockerfile.entrypoint, ['node', '--max-semi-space-size=1',
+      `build/controller/${bundleFolder}/main.js`]);
     assert.deepEqual(dockerfile.exposedPorts, [8080, 8081]);
     assert.equal(dockerfile.env?.NODE_ENV, 'production');
   });
 
-  it('installs the dependencies as the recipe does', async () => {
+  it('bundles the closed controller tree as the recipe does, and carries the bundle alone', async () => {
     const text = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
     const finalStage = text.slice(text.lastIndexOf('\nFROM '));
-    assert.match(finalStage, new RegExp(`^RUN npm ${productionInstall.join(' ')} && `, 'm'));
+    assert.match(text.slice(0, -finalStage.length), /^RUN node build\/images\/bundle\.js build\/controller$/m);
+    assert.match(finalStage, new RegExp(`^COPY --from=build /src/build/controller/${bundleFolder} ` +
+      `\\./build/controller/${bundleFolder}$`, 'm'));
+    assert.doesNotMatch(finalStage, /npm|node_modules/);
+  });
+});
+
+describe('the bundle the image runs', () => {
+  it('loads every operator and the member agent with no node_modules, laid out as the image lays it out', async () => {
+    const app = await mkdtemp(join(tmpdir(), 'keelson-bundle-'));
+    const node = (script: string, ...args: string[]) => run(process.execPath, [join(app, 'build/controller', bundleFolder,
+      script), ...args], { cwd: app, env: { PATH: process.env.PATH } }).then(() => '', (e: { stderr: string }) => e.stderr);
+    try {
+      const tree = join(app, 'build/controller');
+      await cp(join(repoRoot, 'build/controller'), tree, { recursive: true });
+      await removeOutsiders(tree);
+      await bundleImageEntries(tree);
+      await cp(join(repoRoot, 'package.json'), join(app, 'package.json'));
+      for (const entry of await readdir(tree)) if (entry !== bundleFolder) await rm(join(tree, entry), { recursive: true });
+      const bundled = await readdir(join(tree, bundleFolder));
+      for (const entry of imageEntries) assert.ok(bundled.includes(basename(entry)), `${entry} is not in the bundle`);
+      // A flag it does not know makes the controller load every operator, then say which flags it knows.
+      assert.match(await node('main.js', '--no-such-flag'), /--controllers/);
+      assert.match(await node('agent-main.js'), /MEMBER is not set/);
+    } finally {
+      await rm(app, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 // The images Keelson and its local cluster run, built from the package registries: the operator, and stand-ins the
 // tests and samples use under names of their own (keelson.local/...), never tagged as a public image they are not.
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
@@ -11,6 +12,7 @@ import { repoRoot } from '../cluster/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
 import { removeOutsiders } from './controller-tree.ts';
+import { bundleFolder, bundleImageEntries } from './bundle.ts';
 
 const run = promisify(execFile);
 const path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -25,10 +27,7 @@ async function users(root: string, extra: string[] = []): Promise<void> {
   await chmod(join(root, 'tmp'), 0o1777);
 }
 
-/** As the Dockerfile installs the dependencies: production only, not optional ones (cdk8s-plus-27's is a CLI). */
-export const productionInstall = ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund'];
-
-/** The operator: the compiled controller on the pinned Node 24 and glibc from Debian, as the Dockerfile states. */
+/** The operator: the bundled controller on the pinned Node 24 and glibc from Debian, as the Dockerfile states. */
 export async function controllerImage(): Promise<ImageRecipe> {
   const { from, ...dockerfile } = parseDockerfile(await readFile(join(repoRoot, 'Dockerfile'), 'utf8'));
   const node = join(repoRoot, 'node_modules/node/bin/node');
@@ -36,20 +35,24 @@ export async function controllerImage(): Promise<ImageRecipe> {
   return {
     reference: releaseImage,
     debianPackages: ['libc6', 'libstdc++6', 'libgcc-s1'],
-    inputs: async () => [from, productionInstall.join(' '), await fileDigest(node),
-      await fileDigest(join(repoRoot, 'package-lock.json')),
-      await treeDigest(compiled), agentArtifact.sha256],
+    inputs: async () => [from, await fileDigest(node), await fileDigest(join(repoRoot, 'package-lock.json')),
+      await fileDigest(join(repoRoot, 'build/images/bundle.js')), await treeDigest(compiled), agentArtifact.sha256],
     populate: async (root) => {
       await users(root, ['nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin|nonroot:x:65532:']);
       await mkdir(join(root, 'usr/local/bin'), { recursive: true });
       await copyFile(node, join(root, 'usr/local/bin/node'));
       const app = join(root, dockerfile.workingDir!);
       await mkdir(app, { recursive: true });
-      for (const file of ['package.json', 'package-lock.json']) await copyFile(join(repoRoot, file), join(app, file));
-      await run('npm', [...productionInstall, '--loglevel=error'],
-        { cwd: app, timeout: 10 * 60_000 });
-      await cp(compiled, join(app, 'build/controller'), { recursive: true });
-      await removeOutsiders(join(app, 'build/controller'));
+      await copyFile(join(repoRoot, 'package.json'), join(app, 'package.json'));
+      // The closed tree, as the Dockerfile's build stage leaves it, is bundled; the image carries the bundle alone.
+      const tree = await mkdtemp(join(tmpdir(), 'keelson-image-tree-'));
+      try {
+        await cp(compiled, tree, { recursive: true });
+        await removeOutsiders(tree);
+        await cp(await bundleImageEntries(tree), join(app, 'build/controller', bundleFolder), { recursive: true });
+      } finally {
+        await rm(tree, { recursive: true, force: true });
+      }
       const jar = dockerfile.env!.KEELSON_JMX_EXPORTER_AGENT!;
       await mkdir(join(root, jar, '..'), { recursive: true });
       await copyFile(await fetchAgent(), join(root, jar));

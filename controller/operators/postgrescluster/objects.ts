@@ -59,8 +59,8 @@ export const names = {
   primaryBudget: (cluster: string) => `${cluster}-primary`,
 };
 const roleFile = `${socketDir}/keelson-role`;
-/** Where the operator's image keeps the compiled agent (the Dockerfile's WORKDIR is /app). */
-export const agentCommand = ['node', '/app/build/controller/operators/postgrescluster/agent-main.js'];
+/** Where the operator's image keeps the bundled agent (images/bundle.ts; the Dockerfile's WORKDIR is /app). */
+export const agentCommand = ['node', '/app/build/controller/bundle/agent-main.js'];
 
 /** The scripts pods start with, as files in the ConfigMap (the short ones run through exec, as text). */
 export const scriptFiles = { 'member.sh': memberScript, 'ready.sh': readyScript,
