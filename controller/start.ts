@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { LocalCluster } from '../cluster/cluster.ts';
 import { crdName, customResourceDefinition } from './api/kind.ts';
-import { kinds, loadOperators } from './operators/catalog.ts';
+import { deferredOperators, kinds } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
 import { loadKubeConfig } from './runtime/kubeconfig.ts';
 import { RestClient } from './runtime/rest.ts';
@@ -62,6 +62,6 @@ if (useSamples) {
 }
 console.error(`JMX exporter agent: ${await fetchAgent()}`);
 const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
-  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, await loadOperators());
+  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, deferredOperators);
 await stopCluster?.();
 process.exit(code);

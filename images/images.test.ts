@@ -41,7 +41,8 @@ describe('the bundle the image runs', () => {
   it('loads every operator and the member agent with no node_modules, laid out as the image lays it out', async () => {
     const app = await mkdtemp(join(tmpdir(), 'keelson-bundle-'));
     const node = (script: string, ...args: string[]) => run(process.execPath, [join(app, 'build/controller', bundleFolder,
-      script), ...args], { cwd: app, env: { PATH: process.env.PATH } }).then(() => '', (e: { stderr: string }) => e.stderr);
+      script), ...args], { cwd: app, env: { PATH: process.env.PATH } }).then(() => '',
+      (e: { stdout: string; stderr: string }) => e.stdout + e.stderr);
     try {
       const tree = join(app, 'build/controller');
       await cp(join(repoRoot, 'build/controller'), tree, { recursive: true });
@@ -51,8 +52,8 @@ describe('the bundle the image runs', () => {
       for (const entry of await readdir(tree)) if (entry !== bundleFolder) await rm(join(tree, entry), { recursive: true });
       const bundled = await readdir(join(tree, bundleFolder));
       for (const entry of imageEntries) assert.ok(bundled.includes(basename(entry)), `${entry} is not in the bundle`);
-      // A flag it does not know makes the controller load every operator, then say which flags it knows.
-      assert.match(await node('main.js', '--no-such-flag'), /--controllers/);
+      // Every operator runs by default: each is loaded before the kubeconfig is read, which is not there.
+      assert.match(await node('main.js', '--kubeconfig=/nonexistent/kubeconfig'), /no such file[^"]*\/nonexistent\/kubeconfig/);
       assert.match(await node('agent-main.js'), /MEMBER is not set/);
     } finally {
       await rm(app, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import type { KindDefinition } from '../api/kind.ts';
 import type { Permission } from '../api/permissions.ts';
 import type { SampleWriter } from '../api/samples.ts';
 import type { Operator } from '../runtime/manager.ts';
+import type { DeferredOperator } from '../runtime/run.ts';
 import { clusterPodAlert } from './clusterpodalert/entry.ts';
 import { podAlert } from './podalert/entry.ts';
 import { podBuggerTool } from './podbuggertool/entry.ts';
@@ -49,5 +50,6 @@ export const kinds = catalog.map((entry) => entry.kind);
 
 export const operatorNames = catalog.map((entry) => entry.name);
 
-/** The code of every operator in the catalog, in its order. @internal as `operator` is. */
-export const loadOperators = (): Promise<Operator[]> => Promise.all(catalog.map((entry) => entry.operator()));
+/** Every operator in the catalog, in its order, each loaded only if it runs. @internal as `operator` is. */
+export const deferredOperators: DeferredOperator<ControllerOptions>[] = catalog.map((entry) =>
+  ({ name: entry.name, load: entry.operator }));

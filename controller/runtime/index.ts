@@ -1,7 +1,7 @@
 // keelson/runtime: the controller runtime as a library. Importing it reads no environment and installs no
 // process-wide hook; runController is the one entry point that reads argv, the environment and signals.
 export { Manager, type ManagerOptions, type Operator, type OperatorContext } from './manager.ts';
-export { runController, type Program } from './run.ts';
+export { runController, type DeferredOperator, type Program } from './run.ts';
 export { Controller, type ControllerSpec, type ReconcileContext, type ReconcileResult, type Request,
   type Watch } from './controller.ts';
 export { Cache } from './cache.ts';

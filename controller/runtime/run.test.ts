@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { testCluster } from '../../test/support/cluster.ts';
 import { repoRoot } from '../../cluster/paths.ts';
+import { runController, type DeferredOperator } from './run.ts';
 
 const cluster = testCluster();
 
@@ -30,4 +31,17 @@ it('exits with 1 and says why when its metrics port is taken, leaving no server 
   } finally {
     holder.close();
   }
+});
+
+it('loads the code of only the operators --controllers picks', async () => {
+  const loaded: string[] = [];
+  const deferred = (name: string): DeferredOperator => ({ name, load: async () => {
+    loaded.push(name);
+    return { name, permissions: [], setup: () => undefined };
+  } });
+  // No kubeconfig there: the run ends once the chosen operators are loaded.
+  const code = await runController(['--controllers=second', '--kubeconfig=/nonexistent/kubeconfig', '--log-level=error'], {},
+    [deferred('first'), deferred('second'), deferred('third')]);
+  assert.equal(code, 1);
+  assert.deepEqual(loaded, ['second']);
 });

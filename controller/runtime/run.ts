@@ -24,12 +24,19 @@ function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
   };
 }
 
+/** An operator whose code is loaded only when `--controllers` picks it: a process runs none of the others' code. */
+export interface DeferredOperator<Settings = unknown> {
+  name: string;
+  load(): Promise<Operator<Settings>>;
+}
+
 /**
  * Runs the operators until SIGTERM or SIGINT, with the flags the install's args give (`--controllers` picks among
  * them); resolves with the process's exit code.
  */
 export async function runController<Extra extends string = never>(argv: string[], env: NodeJS.ProcessEnv,
-  operators: readonly Operator<ProgramOptions<Extra>>[], program: Program<Extra> = {}): Promise<number> {
+  operators: readonly (Operator<ProgramOptions<Extra>> | DeferredOperator<ProgramOptions<Extra>>)[],
+  program: Program<Extra> = {}): Promise<number> {
   const { flags, envPrefix, ...names } = program;
   let options: ProgramOptions<Extra>;
   try {
@@ -47,7 +54,8 @@ export async function runController<Extra extends string = never>(argv: string[]
     });
   }
   try {
-    const chosen = operators.filter((o) => options.controllers.includes(o.name));
+    const chosen = await Promise.all(operators.filter((o) => options.controllers.includes(o.name))
+      .map((o) => 'load' in o ? o.load() : o));
     const manager = new Manager(await loadKubeConfig(options.kubeconfig), log, chosen,
       { ...options, ...names, ...(options.leaderElectionId ? { leaseName: options.leaderElectionId } : {}),
         identity: env.POD_NAME, informers: informerSettings(env), settings: options });
