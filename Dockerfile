@@ -14,10 +14,9 @@ COPY imports ./imports
 COPY images ./images
 COPY cluster ./cluster
 COPY test ./test
-# Tests, and modules that import from outside the controller tree (smoke tests, `npm start`, samples), stay out.
-RUN npx tsc -p tsconfig.json && node build/images/controller-tree.js build/controller
-# The controller and the PostgreSQL member agent, bundled: no node_modules in the image.
-RUN node build/images/bundle.js build/controller
+# Tests, and modules that import from outside the controller tree (smoke tests, `npm start`, samples), stay out;
+# the controller and the PostgreSQL member agent are bundled from what is left: no node_modules in the image.
+RUN npx tsc -p tsconfig.json && node build/images/bundle.js build/controller
 RUN node build/controller/operators/prometheusjmxexporter/fetch-agent.js /opt/keelson/jmx_prometheus_javaagent.jar
 
 FROM node:24.9.0-bookworm-slim

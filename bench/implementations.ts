@@ -48,8 +48,9 @@ const keelson: Implementation = {
     return `Keelson ${pkg.version} on Node ${process.versions.node}, bundled by ${bundler}`;
   },
   start: ({ kubeconfig, operator = 'tdset', cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
+    // A profiled run is of the unbundled tree: its frames name the package each function is from (profile.ts).
     ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
+    profileDir ? join(repoRoot, 'build/bench/peers/keelson/main.js') : join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),
 };

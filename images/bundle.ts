@@ -1,13 +1,13 @@
 // The controller as the image runs it: one esbuild bundle of the compiled, closed controller tree (controller-tree.ts),
 // split at its dynamic imports so that an operator left disabled is never read. Node then resolves and compiles a
 // handful of files instead of some 300 modules and their packages: start-up and resident memory
-// (bench/results/before-after/bundle.md). `node build/images/bundle.js TREE` bundles the image's entries of the
-// controller tree TREE into TREE/bundle, the code they share in chunks beside them.
-import { existsSync } from 'node:fs';
+// (bench/results/before-after/bundle.md). `node build/images/bundle.js TREE` closes the compiled controller tree
+// TREE and bundles the image's entries of it into TREE/bundle, the code they share in chunks beside them.
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version, type Plugin } from 'esbuild';
+import { removeOutsiders } from './controller-tree.ts';
 
 /**
  * client-node's KubeConfig module takes two names from the generated API clients' index, which loads every client;
@@ -24,13 +24,13 @@ const slimKubeConfig: Plugin = {
 };
 
 /** What the closed tree left out (a smoke test, a sample) stays a dynamic import the controller never makes. */
-const leftOut: Plugin = {
+const leftOut = (removed: Set<string>): Plugin => ({
   name: 'left-out',
   setup(bundle) {
     bundle.onResolve({ filter: /^\./ }, ({ path, resolveDir, kind }) =>
-      kind === 'dynamic-import' && !existsSync(resolve(resolveDir, path)) ? { path, external: true } : undefined);
+      kind === 'dynamic-import' && removed.has(resolve(resolveDir, path)) ? { path, external: true } : undefined);
   },
-};
+});
 
 /** The image's entry points, in the controller tree: the controller, and the agent PostgreSQL members run. */
 export const imageEntries = ['main.js', 'operators/postgrescluster/agent-main.js'];
@@ -40,9 +40,9 @@ export const bundleFolder = 'bundle';
 
 /**
  * Bundles each of `entries` into `outdir` (emptied first), with the packages of this checkout's node_modules wherever
- * the entries sit; returns the bundler's name and version.
+ * the entries sit; a dynamic import of a module in `removed` stays one. Returns the bundler's name and version.
  */
-export async function bundleController(entries: string[], outdir: string): Promise<string> {
+export async function bundleController(entries: string[], outdir: string, removed: string[] = []): Promise<string> {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
   await build({
@@ -50,7 +50,7 @@ export async function bundleController(entries: string[], outdir: string): Promi
     // Paths in the bundle's comments are relative to the tree, wherever it sits: the image stays reproducible.
     absWorkingDir: resolve(outdir, '..'), target: 'node22', nodePaths: [fileURLToPath(new URL('../../node_modules', import.meta.url))],
     // Not minified: stack traces keep their names, and the source maps (mappings alone) lead back to the TypeScript.
-    sourcemap: true, sourcesContent: false, logLevel: 'warning', plugins: [slimKubeConfig, leftOut],
+    sourcemap: true, sourcesContent: false, logLevel: 'warning', plugins: [slimKubeConfig, leftOut(new Set(removed))],
     // CommonJS packages inside an ES module bundle still call require() for Node's built-in modules.
     banner: { js: 'import { createRequire as createRequireForBundle } from \'node:module\'; ' +
       'const require = createRequireForBundle(import.meta.url);' },
@@ -58,10 +58,14 @@ export async function bundleController(entries: string[], outdir: string): Promi
   return `esbuild ${version}`;
 }
 
-/** Bundles the image's entries of the controller tree `tree` into its bundle folder; returns that folder. */
+/**
+ * Closes the compiled controller tree `tree` (controller-tree.ts) and bundles the image's entries of it into its
+ * bundle folder; returns that folder.
+ */
 export async function bundleImageEntries(tree: string): Promise<string> {
+  const removed = (await removeOutsiders(tree)).map((path) => join(tree, path));
   const outdir = join(tree, bundleFolder);
-  await bundleController(imageEntries.map((entry) => join(tree, entry)), outdir);
+  await bundleController(imageEntries.map((entry) => join(tree, entry)), outdir, removed);
   return outdir;
 }
 

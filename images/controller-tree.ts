@@ -1,10 +1,8 @@
-// The operator image ships the compiled controller tree as a closed whole. Tests and type declarations stay out, and
-// so does every module that imports from outside the tree: smoke tests and `npm start` reach into test/, samples
-// into imports/. The image never loads them; the recipe here and the Dockerfile both remove them with this.
-// `node build/images/controller-tree.js DIR` removes them from DIR.
+// The operator image bundles the compiled controller tree as a closed whole (bundle.ts). Tests and type declarations
+// stay out, and so does every module that imports from outside the tree: smoke tests and `npm start` reach into
+// test/, samples into imports/. The image never loads them; bundle.ts removes them with this before bundling.
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 /** The relative specifiers of a compiled module's imports, static and dynamic. */
 export function relativeImports(source: string): { static: string[]; dynamic: string[] } {
@@ -49,8 +47,3 @@ export async function removeOutsiders(dir: string): Promise<string[]> {
   return removed.map((path) => path.slice(root.length + 1)).sort();
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [dir] = process.argv.slice(2);
-  if (!dir) throw new Error('usage: node build/images/controller-tree.js DIR');
-  console.log(`left ${(await removeOutsiders(dir)).length} files of tests, smoke tests and samples out of ${dir}`);
-}

@@ -2,7 +2,6 @@
 // tests and samples use under names of their own (keelson.local/...), never tagged as a public image they are not.
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentArtifact, fetchAgent } from '../controller/operators/prometheusjmxexporter/agent.ts';
@@ -11,7 +10,6 @@ import { javaAppSource, sampleImages } from '../controller/api/samples.ts';
 import { repoRoot } from '../cluster/paths.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { fileDigest, treeDigest, type ImageRecipe } from './oci.ts';
-import { removeOutsiders } from './controller-tree.ts';
 import { bundleFolder, bundleImageEntries } from './bundle.ts';
 
 const run = promisify(execFile);
@@ -44,11 +42,11 @@ export async function controllerImage(): Promise<ImageRecipe> {
       const app = join(root, dockerfile.workingDir!);
       await mkdir(app, { recursive: true });
       await copyFile(join(repoRoot, 'package.json'), join(app, 'package.json'));
-      // The closed tree, as the Dockerfile's build stage leaves it, is bundled; the image carries the bundle alone.
-      const tree = await mkdtemp(join(tmpdir(), 'keelson-image-tree-'));
+      // Bundled as the Dockerfile's build stage bundles; the image carries the bundle alone. The tree sits in the
+      // checkout, so that the paths the bundle names (relative to the tree) are the same wherever that is.
+      const tree = await mkdtemp(join(repoRoot, 'build/.image-tree-'));
       try {
         await cp(compiled, tree, { recursive: true });
-        await removeOutsiders(tree);
         await cp(await bundleImageEntries(tree), join(app, 'build/controller', bundleFolder), { recursive: true });
       } finally {
         await rm(tree, { recursive: true, force: true });

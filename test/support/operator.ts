@@ -1,6 +1,7 @@
-// The real controller (build/controller/main.js) as the install runs it: a KeelsonInstall synthesized for one test
-// namespace provides the ServiceAccount, the RBAC (applied as synthesized, or with a rule left out) and the
-// Deployment's args; the process authenticates with that ServiceAccount's token.
+// The real controller (build/controller/main.js; the image runs it bundled, as install.serial.test shows) as the
+// install runs it: a KeelsonInstall synthesized for one test namespace provides the ServiceAccount, the RBAC (applied
+// as synthesized, or with a rule left out) and the Deployment's args; the process authenticates with that
+// ServiceAccount's token.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -33,9 +33,9 @@ const managedBy = 'app.kubernetes.io/managed-by';
 const ownedOrAbsent = (tdset: TDSetResource & Owner, object: KubeObject | undefined) => !object || isControlledBy(object, tdset);
 /**
  * The cache holds only the Deployments and Services Keelson labelled, and of them what the reconcile compares: a
- * cluster's other workloads, however many, cost nothing. One of the TDSet's names that the cache lacks is read from
- * the API before anything is written, so a stranger's object (or ours, stripped of its label) is never overwritten
- * unseen.
+ * cluster's other workloads, however many, cost nothing. A Deployment the cache lacks is created, never applied
+ * over: a stranger's of the name refuses the create and is then read, as one of ours stripped of its label is, so
+ * neither is overwritten unseen.
  */
 const deploymentView = { labelSelector: `${managedBy}=keelson`,
   keep: ['spec', 'status.observedGeneration', 'status.replicas', 'status.updatedReplicas', 'status.availableReplicas'] };
@@ -136,7 +136,8 @@ class TDSetReconciler {
     const service = this.services.get(keyOf(request)) ?? (spec.service ? await read(types.services) : undefined);
     const notOwned = (deployment: KubeObject | undefined) => this.notOwned(tdset,
       { Deployment: deployment, Service: spec.service ? service : undefined }, scheduled).then(() => this.requeue(spec, next, now));
-    if (!ownedOrAbsent(tdset, current) || (spec.service && !ownedOrAbsent(tdset, service))) return notOwned(current);
+    if (!ownedOrAbsent(tdset, current)) return notOwned(current);
+    if (spec.service && !ownedOrAbsent(tdset, service)) return notOwned(current ?? await read(types.deployments));
 
     if (spec.paused) {
       const paused = { type: 'Progressing', status: 'False', reason: 'Paused', observedGeneration: generation,
@@ -148,17 +149,24 @@ class TDSetReconciler {
     const wanted = deploymentFor(tdset, spec, desired.replicas);
     let before = current;
     let applied = await this.createOrApply(types.deployments, wanted, current);
-    if (!applied) {
+    if ('refused' in applied) {
+      // Admission (a quota, a webhook) may refuse a create before the store says the name is taken: whose is it?
       before = await read<Deployment>(types.deployments);
       if (!ownedOrAbsent(tdset, before)) return notOwned(before);
+      if (applied.refused.status !== 409) throw applied.refused;
       // Ours but not in the cache: its label stripped, or made by an earlier pass the cache has not shown yet.
-      applied = before && await this.createOrApply(types.deployments, wanted, before);
-      if (!applied) return { requeueAfterMs: 1_000 };
+      if (!before) return { requeueAfterMs: 1_000 };
+      applied = await applyIfChanged(this.ctx.client, types.deployments, wanted, before);
     }
     const { object: deployment, changed } = applied;
     if (changed) await this.announce(tdset, before, desired, log);
     if (spec.service) {
-      if (!await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service)) return { requeueAfterMs: 1_000 };
+      const made = await this.createOrApply(types.services, serviceFor(tdset, spec.service.port), service);
+      if ('refused' in made) {
+        // Made by someone else since the read: the next pass reads it and reports it not owned.
+        if (made.refused.status === 409) return { requeueAfterMs: 1_000 };
+        throw made.refused;
+      }
     } else if (service && isControlledBy(service, tdset)) {
       await this.ctx.client.delete(types.services, service.metadata.namespace, name, service.metadata.uid);
     }
@@ -179,16 +187,16 @@ class TDSetReconciler {
   }
 
   /**
-   * Applies `desired` over `current`, ours; with no current object, creates it, so that one of its name made since the
-   * cache or the GET looked is never taken over by a forced apply. Undefined when that happened.
+   * Applies `desired` over `current`, ours; with no current object, creates it, so that one of its name the cache
+   * does not show is never taken over by a forced apply. The apiserver's refusal of the create, if it refused.
    */
   private async createOrApply<T extends KubeObject>(type: ResourceType, desired: T, current: T | undefined):
-  Promise<{ object: T; changed: boolean } | undefined> {
+  Promise<{ object: T; changed: boolean } | { refused: ApiError }> {
     if (current) return applyIfChanged(this.ctx.client, type, desired, current);
     try {
       return { object: await this.ctx.client.create(type, desired), changed: true };
     } catch (error) {
-      if (error instanceof ApiError && error.status === 409) return undefined;
+      if (error instanceof ApiError) return { refused: error };
       throw error;
     }
   }
