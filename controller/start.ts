@@ -5,6 +5,7 @@
 // user's cache. Arguments after `npm start --` go to the controller.
 import { join } from 'node:path';
 import { LocalCluster } from '../cluster/cluster.ts';
+import { keelsonFlags } from './api/flags.ts';
 import { crdName, customResourceDefinition } from './api/kind.ts';
 import { deferredOperators, kinds } from './operators/catalog.ts';
 import { fetchAgent } from './operators/prometheusjmxexporter/agent.ts';
@@ -62,6 +63,7 @@ if (useSamples) {
 }
 console.error(`JMX exporter agent: ${await fetchAgent()}`);
 const code = await runController([`--kubeconfig=${kubeconfig}`, '--metrics-bind-address=127.0.0.1:8080',
-  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, deferredOperators);
+  '--health-probe-bind-address=127.0.0.1:8081', ...process.argv.slice(2)], process.env, deferredOperators,
+  { flags: keelsonFlags });
 await stopCluster?.();
 process.exit(code);

@@ -43,10 +43,12 @@ export const bundleFolder = 'bundle';
  * the entries sit; a dynamic import of a module in `removed` stays one. Returns the bundler's name and version.
  */
 export async function bundleController(entries: string[], outdir: string, removed: string[] = []): Promise<string> {
+  // esbuild resolves relative paths against absWorkingDir, not the process's working directory.
+  outdir = resolve(outdir);
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
   await build({
-    entryPoints: entries, outdir, entryNames: '[name]', bundle: true, splitting: true, format: 'esm', platform: 'node',
+    entryPoints: entries.map((entry) => resolve(entry)), outdir, entryNames: '[name]', bundle: true, splitting: true, format: 'esm', platform: 'node',
     // Paths in the bundle's comments are relative to the tree, wherever it sits: the image stays reproducible.
     absWorkingDir: resolve(outdir, '..'), target: 'node22', nodePaths: [fileURLToPath(new URL('../../node_modules', import.meta.url))],
     // Not minified: stack traces keep their names, and the source maps (mappings alone) lead back to the TypeScript.
@@ -63,6 +65,7 @@ export async function bundleController(entries: string[], outdir: string, remove
  * bundle folder; returns that folder.
  */
 export async function bundleImageEntries(tree: string): Promise<string> {
+  tree = resolve(tree);
   const removed = (await removeOutsiders(tree)).map((path) => join(tree, path));
   const outdir = join(tree, bundleFolder);
   await bundleController(imageEntries.map((entry) => join(tree, entry)), outdir, removed);

@@ -11,7 +11,7 @@ import { relativeImports, removeOutsiders } from './controller-tree.ts';
 import { parseDockerfile } from './dockerfile.ts';
 import { buildImage, normalizedReference } from './oci.ts';
 import { controllerImage } from './recipes.ts';
-import { bundleFolder, bundleImageEntries, imageEntries } from './bundle.ts';
+import { bundleFolder, imageEntries } from './bundle.ts';
 
 const run = promisify(execFile);
 
@@ -46,7 +46,10 @@ describe('the bundle the image runs', () => {
     try {
       const tree = join(app, 'build/controller');
       await cp(join(repoRoot, 'build/controller'), tree, { recursive: true });
-      await bundleImageEntries(tree);
+      // The Dockerfile's own command, from the folder its build stage runs it in.
+      const [, script, argument] = /node (build\/images\/bundle\.js) (\S+)$/m.exec(await readFile(join(repoRoot, 'Dockerfile'),
+        'utf8'))!;
+      await run(process.execPath, [join(repoRoot, script!), argument!], { cwd: app });
       await cp(join(repoRoot, 'package.json'), join(app, 'package.json'));
       for (const entry of await readdir(tree)) if (entry !== bundleFolder) await rm(join(tree, entry), { recursive: true });
       const bundled = await readdir(join(tree, bundleFolder));

@@ -21,7 +21,7 @@ it('runs tests and the operator image on one Node major; engines allow just the 
 
 it('puts the pinned exporter agent in the operator image where the controller looks for it', async () => {
   const dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
-  const fetched = /^RUN node (build\/\S+) (\S+)$/m.exec(dockerfile);
+  const fetched = /^RUN node (build\/\S+\/fetch-agent\.js) (\S+)$/m.exec(dockerfile);
   assert.ok(fetched, 'the build stage fetches the agent');
   await readFile(join(repoRoot, fetched[1]!.replace(/^build\//, '').replace(/\.js$/, '.ts')));
   const env = /^ENV KEELSON_JMX_EXPORTER_AGENT=(\S+)$/m.exec(dockerfile)?.[1];

@@ -47,15 +47,14 @@ export async function runController<Extra extends string = never>(argv: string[]
   }
   const log = createLogger(options.logLevel);
   const stop = new AbortController();
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      log.info({ signal }, 'stopping');
-      stop.abort();
-    });
-  }
+  const onSignal = (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'stopping');
+    stop.abort();
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, onSignal);
   try {
     const chosen = await Promise.all(operators.filter((o) => options.controllers.includes(o.name))
-      .map((o) => 'load' in o ? o.load() : o));
+      .map((o) => 'setup' in o ? o : o.load()));
     const manager = new Manager(await loadKubeConfig(options.kubeconfig), log, chosen,
       { ...options, ...names, ...(options.leaderElectionId ? { leaseName: options.leaderElectionId } : {}),
         identity: env.POD_NAME, informers: informerSettings(env), settings: options });
@@ -63,5 +62,7 @@ export async function runController<Extra extends string = never>(argv: string[]
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');
     return 1;
+  } finally {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, onSignal);
   }
 }

@@ -129,8 +129,8 @@ class TDSetReconciler {
 
     const name = tdset.metadata.name;
     // The cache holds only what Keelson labelled. A Deployment of the name that is someone else's is learnt from the
-    // create it refuses (409), not from a read per new TDSet: a burst of new TDSets reads nothing. A paused TDSet
-    // creates nothing, so it reads; so does one with a Service, which is not made before the Deployment is.
+    // create the apiserver refuses, not from a read per new TDSet: a burst of new TDSets reads nothing. A paused
+    // TDSet creates nothing, so it reads; so does one with a Service, which is not made before the Deployment is.
     const read = <T extends KubeObject>(type: ResourceType) => this.ctx.client.get<T>(type, request.namespace, name);
     const current = this.deployments.get(keyOf(request)) ?? (spec.paused ? await read<Deployment>(types.deployments) : undefined);
     const service = this.services.get(keyOf(request)) ?? (spec.service ? await read(types.services) : undefined);
@@ -151,11 +151,15 @@ class TDSetReconciler {
     let applied = await this.createOrApply(types.deployments, wanted, current);
     if ('refused' in applied) {
       // Admission (a quota, a webhook) may refuse a create before the store says the name is taken: whose is it?
-      before = await read<Deployment>(types.deployments);
+      const { refused } = applied;
+      before = await read<Deployment>(types.deployments).catch(() => { throw refused; });
       if (!ownedOrAbsent(tdset, before)) return notOwned(before);
-      if (applied.refused.status !== 409) throw applied.refused;
+      // Nothing of the name: the refusal stands, unless the name was taken since (by an earlier pass of ours).
+      if (!before) {
+        if (refused.status === 409) return { requeueAfterMs: 1_000 };
+        throw refused;
+      }
       // Ours but not in the cache: its label stripped, or made by an earlier pass the cache has not shown yet.
-      if (!before) return { requeueAfterMs: 1_000 };
       applied = await applyIfChanged(this.ctx.client, types.deployments, wanted, before);
     }
     const { object: deployment, changed } = applied;
