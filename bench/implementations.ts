@@ -37,20 +37,21 @@ export interface Implementation {
 const imageNodeFlags = (parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).entrypoint ?? [])
   .slice(1, -1);
 
-/** Keelson's peer, bundled as the image bundles the controller. */
+/** Keelson's peer, compiled, and bundled as the image bundles the controller. */
+const keelsonMain = join(repoRoot, 'build/bench/peers/keelson/main.js');
 const keelsonBundle = join(repoRoot, 'build/bench/peers/keelson/bundle');
 
 const keelson: Implementation = {
   name: 'keelson',
   async prepare() {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-    const bundler = await bundleController([join(repoRoot, 'build/bench/peers/keelson/main.js')], keelsonBundle);
+    const bundler = await bundleController([keelsonMain], keelsonBundle);
     return `Keelson ${pkg.version} on Node ${process.versions.node}, bundled by ${bundler} (unbundled when profiled)`;
   },
   start: ({ kubeconfig, operator = 'tdset', cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
     // A profiled run is of the unbundled tree: its frames name the package each function is from (profile.ts).
     ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-    profileDir ? join(repoRoot, 'build/bench/peers/keelson/main.js') : join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
+    profileDir ? keelsonMain : join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
     `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
   ], {}),
 };

@@ -13,6 +13,8 @@ import { waitFor } from '../cluster/wait.ts';
 
 export interface Settings {
   burstSizes: number[];
+  /** Bursts larger still, for the controllers but kopf: with burstSizes, how time and CPU per TDSet grow with work. */
+  scalingSizes: number[];
   steadySeconds: number;
   latencyPerSecond: number;
   latencySeconds: number;
@@ -23,20 +25,21 @@ export interface Settings {
   churn: { perSecond: number; seconds: number; lifetimeSeconds: number };
   repetitions: number;
   /**
-   * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the memory case, the
-   * memory case at growing pod counts, and pod churn under a PodAlert (the last two for controllers but kopf, which
-   * does not fill a cache of 10,000 pods in 10 minutes).
+   * Which parts run: the session (first burst, steady, latency, start-up), the larger bursts, the largest bursts of
+   * the scaling part, the memory case, the memory case at growing pod counts, and pod churn under a PodAlert (the
+   * scaling and growth parts for controllers but kopf, which does not fill a cache of 10,000 pods in 10 minutes nor
+   * reconcile 20,000 TDSets in 15).
    */
   parts: Part[];
 }
 
-export const parts = ['session', 'bursts', 'memory', 'growth', 'churn'] as const;
+export const parts = ['session', 'bursts', 'scaling', 'memory', 'growth', 'churn'] as const;
 export type Part = (typeof parts)[number];
 
-export const fullSettings: Settings = { burstSizes: [1000, 5000], steadySeconds: 60, latencyPerSecond: 20,
+export const fullSettings: Settings = { burstSizes: [1000, 5000], scalingSizes: [20_000], steadySeconds: 60, latencyPerSecond: 20,
   latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000],
   churn: { perSecond: 5, seconds: 60, lifetimeSeconds: 4 }, repetitions: 3, parts: [...parts] };
-export const quickSettings: Settings = { burstSizes: [100, 300], steadySeconds: 10, latencyPerSecond: 10,
+export const quickSettings: Settings = { burstSizes: [100, 300], scalingSizes: [1000], steadySeconds: 10, latencyPerSecond: 10,
   latencySeconds: 10, pods: 1000, growthPods: [1000, 2000], churn: { perSecond: 5, seconds: 10, lifetimeSeconds: 4 },
   repetitions: 2, parts: [...parts] };
 
@@ -124,9 +127,14 @@ class Run {
     // The benchmark's own creates are not the controller's.
     const requests = difference(await requestCounts(this.bench.admin), before);
     this.record(`burst ${size}: time to all reconciled (s)`, (done - started) / 1000);
+    this.record(`burst ${size}: time per TDSet (ms)`, (done - started) / size);
     this.record(`burst ${size}: API writes`, requests.writes - size);
     this.record(`burst ${size}: API reads`, requests.reads);
-    if (this.process) this.record(`burst ${size}: CPU (s)`, this.cpuSeconds() - cpu);
+    if (this.process) {
+      const seconds = this.cpuSeconds() - cpu;
+      this.record(`burst ${size}: CPU (s)`, seconds);
+      this.record(`burst ${size}: CPU per TDSet (ms)`, (seconds * 1000) / size);
+    }
   }
 
   /** Nothing changes: writes (should be none) and CPU over the window, then the resident set at idle. */
@@ -256,7 +264,8 @@ export async function repetition(bench: Bench, who: Contender, rep: number): Pro
       await run.startup();
     });
   }
-  for (const size of settings.parts.includes('bursts') ? larger : []) {
+  const scaling = settings.parts.includes('scaling') && who.controller && who.name !== 'kopf' ? settings.scalingSizes : [];
+  for (const size of [...(settings.parts.includes('bursts') ? larger : []), ...scaling]) {
     bench.log(`${who.name} #${rep}: burst ${size}`);
     await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size));
   }
