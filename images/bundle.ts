@@ -8,18 +8,23 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version, type Plugin } from 'esbuild';
 import { removeOutsiders } from './controller-tree.ts';
+import { generatedIndex, kubeConfigModule, slimIndex } from '../controller/runtime/kubeconfig.ts';
+
+const clientNodeModule = /[/\\]@kubernetes[/\\]client-node[/\\]dist[/\\]/;
 
 /**
  * client-node's KubeConfig module takes two names from the generated API clients' index, which loads every client;
- * controller/runtime/kubeconfig.ts redirects that import at run time, and the bundle does it here.
+ * controller/runtime/kubeconfig.ts redirects that import at run time, and the bundle does it here. The transports of
+ * client-node's fetch path and proxy agents, which the controller never runs, give way to left-out-transports.ts.
  */
 const slimKubeConfig: Plugin = {
   name: 'slim-kubeconfig',
   setup(bundle) {
-    bundle.onResolve({ filter: /^\.\/gen\/index\.js$/ }, ({ importer }) =>
-      /[/\\]@kubernetes[/\\]client-node[/\\]dist[/\\]config\.js$/.test(importer)
-        ? { path: fileURLToPath(new URL('../controller/runtime/kubeconfig-generated.js', import.meta.url)) }
-        : undefined);
+    bundle.onResolve({ filter: /^\.\/gen\/index\.js$/ }, ({ path, importer }) =>
+      path === generatedIndex && kubeConfigModule.test(importer) ? { path: fileURLToPath(slimIndex) } : undefined);
+    bundle.onResolve({ filter: /^(undici|socks|socks-proxy-agent|hpagent)$/ }, ({ importer }) =>
+      clientNodeModule.test(importer)
+        ? { path: fileURLToPath(new URL('./left-out-transports.js', import.meta.url)) } : undefined);
   },
 };
 

@@ -54,6 +54,14 @@ describe('the bundle the image runs', () => {
       for (const entry of await readdir(tree)) if (entry !== bundleFolder) await rm(join(tree, entry), { recursive: true });
       const bundled = await readdir(join(tree, bundleFolder));
       for (const entry of imageEntries) assert.ok(bundled.includes(basename(entry)), `${entry} is not in the bundle`);
+      // Of client-node, the KubeConfig module without the generated clients and the transports the controller never
+      // runs. The maps name client-node's own TypeScript, through its source maps.
+      const sources = (await Promise.all(bundled.filter((f) => f.endsWith('.js.map')).map(async (f) =>
+        (JSON.parse(await readFile(join(tree, bundleFolder, f), 'utf8')) as { sources: string[] }).sources))).flat();
+      assert.ok(sources.some((s) => /client-node\/(dist|src)\/config\.[jt]s$/.test(s)), 'no KubeConfig in the bundle');
+      const leftOut = new RegExp(String.raw`node_modules/(undici|socks|socks-proxy-agent|hpagent)/|` +
+        String.raw`client-node/(dist|src)/gen/(index\.[jt]s$|apis/|models/)`);
+      assert.deepEqual(sources.filter((s) => leftOut.test(s)), []);
       // Every operator runs by default: each is loaded before the kubeconfig is read, which is not there.
       assert.match(await node('main.js', '--kubeconfig=/nonexistent/kubeconfig'), /no such file[^"]*\/nonexistent\/kubeconfig/);
       assert.match(await node('agent-main.js'), /MEMBER is not set/);

@@ -34,8 +34,9 @@ export async function controllerImage(): Promise<ImageRecipe> {
     reference: releaseImage,
     debianPackages: ['libc6', 'libstdc++6', 'libgcc-s1'],
     inputs: async () => [from, await fileDigest(node), await fileDigest(join(repoRoot, 'package-lock.json')),
-      ...await Promise.all(['package.json', 'build/images/bundle.js', 'build/images/controller-tree.js']
-        .map((file) => fileDigest(join(repoRoot, file)))), await treeDigest(compiled), agentArtifact.sha256],
+      ...await Promise.all(['package.json', 'build/images/bundle.js', 'build/images/controller-tree.js',
+        'build/images/left-out-transports.js'].map((file) => fileDigest(join(repoRoot, file)))),
+      await treeDigest(compiled), agentArtifact.sha256],
     populate: async (root) => {
       await users(root, ['nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin|nonroot:x:65532:']);
       await mkdir(join(root, 'usr/local/bin'), { recursive: true });

@@ -20,3 +20,10 @@ it('refuses, before sending, any call its caller did not declare', async () => {
   assert.throws(() => client.check(types.pods, 'update', 'ephemeralcontainers'), /update core\/pods\/ephemeralcontainers/);
   assert.throws(() => client.check(types.deployments, 'get'), /get apps\/deployments/);
 });
+
+it('refuses a cluster behind a proxy-url rather than going around the proxy', () => {
+  const config = new KubeConfig();
+  config.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1', proxyUrl: 'http://127.0.0.1:3128' }],
+    users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  assert.throws(() => new RestClient(config), /cluster c sets proxy-url, which Keelson does not support/);
+});

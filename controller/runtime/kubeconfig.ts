@@ -5,9 +5,10 @@
 import { registerHooks } from 'node:module';
 import type { KubeConfig } from '@kubernetes/client-node';
 
-const generatedIndex = './gen/index.js';
-const kubeConfigModule = /\/@kubernetes\/client-node\/dist\/config\.js$/;
-const slimIndex = new URL('./kubeconfig-generated.js', import.meta.url).href;
+/** The import of the generated clients' index, in the module that makes it (a URL or a path), and its stand-in. */
+export const generatedIndex = './gen/index.js';
+export const kubeConfigModule = /[/\\]@kubernetes[/\\]client-node[/\\]dist[/\\]config\.js$/;
+export const slimIndex = new URL('./kubeconfig-generated.js', import.meta.url);
 
 let hooked = false;
 
@@ -16,7 +17,7 @@ async function kubeConfigClass(): Promise<typeof KubeConfig> {
     registerHooks({
       resolve: (specifier, context, nextResolve) =>
         specifier === generatedIndex && kubeConfigModule.test(context.parentURL ?? '')
-          ? nextResolve(slimIndex, context)
+          ? nextResolve(slimIndex.href, context)
           : nextResolve(specifier, context),
     });
     hooked = true;

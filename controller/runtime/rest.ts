@@ -103,6 +103,10 @@ export class RestClient {
     private readonly authRefreshMs = defaultAuthRefreshMs) {
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    // Its requests would go straight to the server, past the proxy: refused rather than done behind the user's back.
+    if (cluster.proxyUrl) {
+      throw new Error(`the kubeconfig's cluster ${cluster.name} sets proxy-url, which Keelson does not support`);
+    }
     this.server = new URL(cluster.server);
   }
 
