@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
-import { leaseUser, startJvm } from './support/jvm.ts';
+import { alive, leaseUser, startJvm, type Jvm, type TestUser } from './support/jvm.ts';
 import { waitFor } from '../cluster/wait.ts';
 
 const within = <T>(what: string, promise: Promise<T>, ms = 5_000) =>
@@ -22,7 +22,7 @@ it('stops a JVM twice, and one killed from outside, at once', async () => {
     await within('a second stop', jvm.stop());
     const killed = await startJvm(user, dir);
     process.kill(killed.pid, 'SIGKILL');
-    await waitFor('the JVM gone', () => { try { process.kill(killed.pid, 0); return false; } catch { return true; } });
+    await waitFor('the JVM gone', () => !alive(killed.pid));
     await within('stopping a JVM killed from outside', killed.stop());
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -30,4 +30,29 @@ it('stops a JVM twice, and one killed from outside, at once', async () => {
   }
   // HotSpot writes into /tmp whatever java.io.tmpdir says; the machine keeps nothing of the test's JVMs.
   assert.equal(existsSync(`/tmp/hsperfdata_${user.name}`), false);
+});
+
+it('kills the JVMs a stopped run left running as a user before leasing it again', async () => {
+  const user = await leaseUser();
+  const dir = await mkdtemp('/tmp/keelson-jvm-test-');
+  await chmod(dir, 0o755);
+  const held: TestUser[] = [];
+  const number = (name: string) => Number(name.split('-').at(-1));
+  let left: Jvm | undefined;
+  try {
+    left = await startJvm(user, dir);
+    // As a run stopped by a signal does: the lease goes, its JVM does not.
+    await user.release();
+    // Leases go to the first free user: hold the lower ones until this one comes back. A test file beside this one
+    // may take it first; its lease kills the JVM all the same, and this one gets a higher user.
+    for (let again = await leaseUser(); ; again = await leaseUser()) {
+      held.push(again);
+      if (number(again.name) >= number(user.name)) break;
+    }
+    await waitFor('the leftover JVM reaped', () => !alive(left!.pid), { timeoutMs: 5_000 });
+  } finally {
+    await left?.stop();
+    await rm(dir, { recursive: true, force: true });
+    await Promise.all(held.map((h) => h.release()));
+  }
 });

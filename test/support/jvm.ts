@@ -33,7 +33,8 @@ async function ensureUser(name: string): Promise<{ uid: number; gid: number }> {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (a zombie not yet reaped counts). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -73,6 +74,33 @@ async function sweepJvmFiles(user: { name: string; uid: number }): Promise<void>
   }));
 }
 
+/** The processes running as `uid` (their real uid), zombies left out: those are gone but for their parent's wait. */
+async function processesOf(uid: number): Promise<number[]> {
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
+  const running = await Promise.all(pids.map(async (pid) => {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    return realUid === String(uid) && /^State:\s+Z/m.test(status) === false ? Number(pid) : undefined;
+  }));
+  return running.filter((pid) => pid !== undefined);
+}
+
+/**
+ * Kills what runs as the user when its lease is taken: a run stopped before its cleanup leaves its JVMs running, and
+ * the next test leasing the user would count them as its own container's.
+ */
+async function killLeftovers(user: { name: string; uid: number }): Promise<void> {
+  for (const pid of await processesOf(user.uid)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+  await waitFor(`no process of ${user.name} left`, async () => (await processesOf(user.uid)).length === 0,
+    { timeoutMs: 10_000 });
+}
+
 /** A user no other test holds, from a fixed pool (leases held by dead processes are taken back). */
 export function leaseUser(): Promise<TestUser> {
   if (process.getuid?.() !== 0) throw new Error('JVM-backed pods need root: each simulated container runs as a user of its own');
@@ -83,12 +111,19 @@ export function leaseUser(): Promise<TestUser> {
       const lease = join(userLeases, String(n));
       if (!(await claim(lease))) continue;
       const name = `keelson-jvm-${n}`;
-      const ids = await ensureUser(name);
-      await sweepJvmFiles({ name, ...ids });
-      return { name, ...ids, release: async () => {
+      const release = () => rm(lease, { recursive: true, force: true });
+      try {
+        const ids = await ensureUser(name);
+        await killLeftovers({ name, ...ids });
         await sweepJvmFiles({ name, ...ids });
-        await rm(lease, { recursive: true, force: true });
-      } };
+        return { name, ...ids, release: async () => {
+          await sweepJvmFiles({ name, ...ids });
+          await release();
+        } };
+      } catch (error) {
+        await release();
+        throw error;
+      }
     }
     throw new Error(`all ${poolSize} test users are leased`);
   });
