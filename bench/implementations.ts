@@ -46,7 +46,8 @@ const keelson: Implementation = {
   async prepare() {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     const bundler = await bundleController([keelsonMain], keelsonBundle);
-    return `Keelson ${pkg.version} on Node ${process.versions.node}, bundled by ${bundler} (unbundled when profiled)`;
+    return `Keelson ${pkg.version} on Node ${process.versions.node} (${imageNodeFlags.join(' ')}), bundled by ${bundler} ` +
+      '(unbundled when profiled)';
   },
   start: ({ kubeconfig, operator = 'tdset', cachePods, profileDir }) => MeasuredProcess.start('keelson', process.execPath, [
     // A profiled run is of the unbundled tree: its frames name the package each function is from (profile.ts).
