@@ -277,7 +277,7 @@ export async function repetition(bench: Bench, who: Contender, rep: number): Pro
   };
   for (const size of settings.parts.includes('scaling') ? settings.scalingSizes : []) {
     if (who.name === 'kopf') {
-      note(`kopf has no burst of ${size}: it would not reconcile so many TDSets within 15 minutes`);
+      note(`kopf has no burst of ${size}: it does not run the scaling part, sized for what kopf could not reconcile in 15 minutes`);
       continue;
     }
     bench.log(`${who.name} #${rep}: burst ${size}`);
