@@ -282,8 +282,8 @@ export async function repetition(bench: Bench, who: Contender, rep: number): Pro
     }
     bench.log(`${who.name} #${rep}: burst ${size}`);
     // A burst this large that fails is noted, as the memory case's are, and the run goes on.
-    await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size))
-      .catch((error: Error) => note(`${who.name}, repetition ${rep}: no burst of ${size} (${error.message.split('\n')[0]})`));
+    await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size).catch((error: Error) =>
+      note(`${who.name}, repetition ${rep}: no burst of ${size} (${error.message.split('\n')[0]})`)));
   }
   if (who.controller && settings.parts.includes('memory')) {
     bench.log(`${who.name} #${rep}: memory with ${settings.pods} pods cached`);

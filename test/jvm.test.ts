@@ -40,9 +40,8 @@ it('kills the JVMs a stopped run left running as a user before leasing it again'
   const number = (name: string) => Number(name.split('-').at(-1));
   let left: Jvm | undefined;
   try {
-    left = await startJvm(user, dir);
-    // As a run stopped by a signal does: the lease goes, its JVM does not.
-    await user.release();
+    left = await startJvm(user, dir).finally(() => user.release());
+    // As a run stopped by a signal does: the lease went, its JVM did not.
     // Leases go to the first free user: hold the lower ones until this one comes back. A test file beside this one
     // may take it first; its lease kills the JVM all the same, and this one gets a higher user.
     for (let again = await leaseUser(); ; again = await leaseUser()) {

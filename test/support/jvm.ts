@@ -3,7 +3,7 @@
 // JVMs its exec's user owns (the only ones it could attach to, as in a real container), so it sees exactly the
 // JVMs of that "container". Making users needs root, which the test machines and CI have.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { LocalCluster } from '../../cluster/cluster.ts';
@@ -74,13 +74,28 @@ async function sweepJvmFiles(user: { name: string; uid: number }): Promise<void>
   }));
 }
 
-/** The processes running as `uid` (their real uid), zombies left out: those are gone but for their parent's wait. */
+/** Reads a /proc file of a process that may have exited since it was listed: undefined if it has. */
+async function readOfProcess(read: () => Promise<string>): Promise<string | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (['ENOENT', 'ESRCH'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The processes running as `uid` (their real uid) in this process's PID namespace, zombies left out (gone but for
+ * their parent's wait). A container's processes, in namespaces of their own, are not the tests': a PostgreSQL pod
+ * on the real node runs as uid 999, which may also be a test user's.
+ */
 async function processesOf(uid: number): Promise<number[]> {
+  const ours = await readlink('/proc/self/ns/pid');
   const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
   const running = await Promise.all(pids.map(async (pid) => {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    return realUid === String(uid) && /^State:\s+Z/m.test(status) === false ? Number(pid) : undefined;
+    const status = await readOfProcess(() => readFile(`/proc/${pid}/status`, 'utf8'));
+    if (!status || /^Uid:\s+(\d+)/m.exec(status)?.[1] !== String(uid) || /^State:\s+Z/m.test(status)) return undefined;
+    return await readOfProcess(() => readlink(`/proc/${pid}/ns/pid`)) === ours ? Number(pid) : undefined;
   }));
   return running.filter((pid) => pid !== undefined);
 }
@@ -90,15 +105,17 @@ async function processesOf(uid: number): Promise<number[]> {
  * the next test leasing the user would count them as its own container's.
  */
 async function killLeftovers(user: { name: string; uid: number }): Promise<void> {
-  for (const pid of await processesOf(user.uid)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  await waitFor(`no process of ${user.name} left`, async () => {
+    const left = await processesOf(user.uid);
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
     }
-  }
-  await waitFor(`no process of ${user.name} left`, async () => (await processesOf(user.uid)).length === 0,
-    { timeoutMs: 10_000 });
+    return left.length === 0;
+  }, { timeoutMs: 10_000 });
 }
 
 /** A user no other test holds, from a fixed pool (leases held by dead processes are taken back). */
@@ -121,8 +138,9 @@ export function leaseUser(): Promise<TestUser> {
           await release();
         } };
       } catch (error) {
+        // Left to the next run to take back; this one tries the next user.
+        console.error(`# test user ${name} not leased: ${(error as Error).message}`);
         await release();
-        throw error;
       }
     }
     throw new Error(`all ${poolSize} test users are leased`);
