@@ -37,13 +37,11 @@ export const parts = ['session', 'bursts', 'scaling', 'memory', 'growth', 'churn
 export type Part = (typeof parts)[number];
 
 export const fullSettings: Settings = { burstSizes: [1000, 5000], scalingSizes: [20_000], steadySeconds: 60,
-  latencyPerSecond: 20,
-  latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000],
+  latencyPerSecond: 20, latencySeconds: 30, pods: 10_000, growthPods: [10_000, 25_000, 50_000],
   churn: { perSecond: 5, seconds: 60, lifetimeSeconds: 4 }, repetitions: 3, parts: [...parts] };
 export const quickSettings: Settings = { burstSizes: [100, 300], scalingSizes: [1000], steadySeconds: 10,
-  latencyPerSecond: 10,
-  latencySeconds: 10, pods: 1000, growthPods: [1000, 2000], churn: { perSecond: 5, seconds: 10, lifetimeSeconds: 4 },
-  repetitions: 2, parts: [...parts] };
+  latencyPerSecond: 10, latencySeconds: 10, pods: 1000, growthPods: [1000, 2000],
+  churn: { perSecond: 5, seconds: 10, lifetimeSeconds: 4 }, repetitions: 2, parts: [...parts] };
 
 /** metric → implementation → one value per repetition. */
 export type Results = Map<string, Map<string, number[]>>;
@@ -246,11 +244,16 @@ Promise<void> {
       });
   } catch (error) {
     if (opened) throw error;
-    const note = `${who.name}, repetition ${rep}: no first reconcile with ${pods} pods to cache, so no memory ` +
-      `figures (${(error as Error).message.split('\n')[0]})`;
-    bench.log(note);
-    bench.notes.push(note);
+    note(bench, `${who.name}, repetition ${rep}: no first reconcile with ${pods} pods to cache, so no memory ` +
+      `figures (${(error as Error).message.split('\n')[0]})`);
   }
+}
+
+/** A figure the report lacks, and why: logged, and said once under the results. */
+function note(bench: Bench, why: string): void {
+  if (bench.notes.includes(why)) return;
+  bench.log(why);
+  bench.notes.push(why);
 }
 
 /** One repetition of every scenario for one contender. */
@@ -270,20 +273,15 @@ export async function repetition(bench: Bench, who: Contender, rep: number): Pro
     bench.log(`${who.name} #${rep}: burst ${size}`);
     await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size));
   }
-  const note = (why: string) => {
-    if (bench.notes.includes(why)) return;
-    bench.log(why);
-    bench.notes.push(why);
-  };
   for (const size of settings.parts.includes('scaling') ? settings.scalingSizes : []) {
     if (who.name === 'kopf') {
-      note(`kopf has no burst of ${size}: it does not run the scaling part, sized for what kopf could not reconcile in 15 minutes`);
+      note(bench, `kopf has no burst of ${size}: it does not run the scaling part, sized for what kopf could not reconcile in 15 minutes`);
       continue;
     }
     bench.log(`${who.name} #${rep}: burst ${size}`);
     // A burst this large that fails is noted, as the memory case's are, and the run goes on.
     await within(bench, who, `bench-${who.name}-${rep}-b${size}`, (run) => run.burst(size).catch((error: Error) =>
-      note(`${who.name}, repetition ${rep}: no burst of ${size} (${error.message.split('\n')[0]})`)));
+      note(bench, `${who.name}, repetition ${rep}: no burst of ${size} (${error.message.split('\n')[0]})`)));
   }
   if (who.controller && settings.parts.includes('memory')) {
     bench.log(`${who.name} #${rep}: memory with ${settings.pods} pods cached`);

@@ -11,6 +11,7 @@ import { removeOutsiders } from './controller-tree.ts';
 import { generatedIndex, kubeConfigModule, slimIndex } from '../controller/runtime/kubeconfig.ts';
 
 const clientNodeModule = /[/\\]@kubernetes[/\\]client-node[/\\]dist[/\\]/;
+const leftOutTransports = fileURLToPath(new URL('./left-out-transports.js', import.meta.url));
 
 /**
  * client-node's KubeConfig module takes two names from the generated API clients' index, which loads every client;
@@ -23,8 +24,7 @@ const slimKubeConfig: Plugin = {
     bundle.onResolve({ filter: /^\.\/gen\/index\.js$/ }, ({ path, importer }) =>
       path === generatedIndex && kubeConfigModule.test(importer) ? { path: fileURLToPath(slimIndex) } : undefined);
     bundle.onResolve({ filter: /^(undici|socks|socks-proxy-agent|hpagent)$/ }, ({ importer }) =>
-      clientNodeModule.test(importer)
-        ? { path: fileURLToPath(new URL('./left-out-transports.js', import.meta.url)) } : undefined);
+      clientNodeModule.test(importer) ? { path: leftOutTransports } : undefined);
   },
 };
 

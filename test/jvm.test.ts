@@ -1,12 +1,13 @@
 // The JVMs behind simulated pods' containers (test/support/jvm.ts) must stop however they ended: a cleanup that
 // waits for an exit that already came never finishes, and its test file's after hook with it, leaving users leased
-// and directories (with ServiceAccount kubeconfigs) behind.
+// and directories (with ServiceAccount kubeconfigs) behind. A user goes back to the pool once no exec into its pod can start as it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
-import { alive, leaseUser, startJvm, type Jvm, type TestUser } from './support/jvm.ts';
+import { alive, execReady, javaContainer, leaseUser, startJvm, type Jvm, type TestUser } from './support/jvm.ts';
+import { freshNamespace, testCluster } from './support/cluster.ts';
 import { waitFor } from '../cluster/wait.ts';
 
 const within = <T>(what: string, promise: Promise<T>, ms = 5_000) =>
@@ -53,5 +54,31 @@ it('kills the JVMs a stopped run left running as a user before leasing it again'
     await left?.stop();
     await rm(dir, { recursive: true, force: true });
     await Promise.all(held.map((h) => h.release()));
+  }
+});
+
+it('gives a simulated container\'s user back only once exec into its pod can no longer start as it', async () => {
+  const cluster = testCluster();
+  const ns = await freshNamespace(cluster, 'jvm');
+  const ref = { namespace: ns.name, pod: 'java' };
+  const execAsUser = () => cluster.kubectl(['exec', ref.pod, '-n', ref.namespace, '--', 'id', '-u'], { allowFailure: true });
+  try {
+    const container = await javaContainer(cluster, ref);
+    let cleaned = false;
+    try {
+      await cluster.kubectl(['run', ref.pod, '--image=registry.example/java-app:1', '-n', ref.namespace]);
+      await execReady(cluster, ref);
+      assert.equal((await execAsUser()).stdout.trim(), String(container.user.uid));
+      cleaned = true;
+      await container.cleanup();
+    } finally {
+      if (!cleaned) await container.cleanup();
+    }
+    // The pod and kwok's Exec object are still there: the command fails to start in the working directory.
+    const late = await execAsUser();
+    assert.notEqual(late.code, 0, `exec into ${ref.pod} still ran, as uid ${late.stdout.trim()}, after its user went back`);
+    assert.match(late.stderr, /no such file or directory/);
+  } finally {
+    await ns.cleanup();
   }
 });

@@ -11,14 +11,14 @@ export function testCluster(): LocalCluster {
   return cluster;
 }
 
+/** On cluster-wide objects a test makes for one namespace: deleted with it. */
+export const testNamespaceLabel = 'keelson.dev/test-namespace';
+
 /**
  * A fresh namespace for one test file, ready for Pods (its default ServiceAccount exists). Its pods are simulated
  * (kwok nodes: logs and exec served as the test says) unless `pods` is 'real' (the real node: containers run).
  * Deleted by `cleanup`, without waiting, so that tests do not pay for namespace finalization.
  */
-/** On cluster-wide objects a test makes for one namespace: deleted with it. */
-export const testNamespaceLabel = 'keelson.dev/test-namespace';
-
 export async function freshNamespace(cluster: LocalCluster, prefix: string,
   { pods = 'simulated' }: { pods?: 'simulated' | 'real' } = {}): Promise<{ name: string; cleanup: () => Promise<void> }> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;

@@ -219,6 +219,8 @@ export async function javaContainer(cluster: LocalCluster, ref: PodRef): Promise
     },
     cleanup: async () => {
       await Promise.all(container.jvms.map((j) => j.stop()));
+      // kwok runs exec into the pod in `dir`: once it is gone, a late exec (a controller still running) cannot start
+      // as the user, so the user can go back. What started before is the next lease's sweep's.
       await rm(dir, { recursive: true, force: true });
       await user.release();
     },
