@@ -220,11 +220,18 @@ export interface ClusterPodAlertSpecAlertmanager {
   readonly credentialsSecretRef?: ClusterPodAlertSpecAlertmanagerCredentialsSecretRef;
 
   /**
-   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef.
+   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef. For an Alertmanager cluster, urls instead.
    *
    * @schema ClusterPodAlertSpecAlertmanager#url
    */
-  readonly url: string;
+  readonly url?: string;
+
+  /**
+   * Instead of url: every replica of an Alertmanager cluster, each posted to, as Prometheus does (replicas share silences and notifications, not alerts: one behind a load balancer would hold only some). A post counts once one replica has it.
+   *
+   * @schema ClusterPodAlertSpecAlertmanager#urls
+   */
+  readonly urls?: string[];
 }
 
 /**
@@ -237,6 +244,7 @@ export function toJson_ClusterPodAlertSpecAlertmanager(obj: ClusterPodAlertSpecA
     'ca': toJson_ClusterPodAlertSpecAlertmanagerCa(obj.ca),
     'credentialsSecretRef': toJson_ClusterPodAlertSpecAlertmanagerCredentialsSecretRef(obj.credentialsSecretRef),
     'url': obj.url,
+    'urls': obj.urls?.map(y => y),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -949,11 +957,18 @@ export interface PodAlertSpecAlertmanager {
   readonly credentialsSecretRef?: PodAlertSpecAlertmanagerCredentialsSecretRef;
 
   /**
-   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef.
+   * Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts are posted to <url>/api/v2/alerts. The install's --webhook-allowed-destinations must let it through (in-cluster names and private addresses are refused by default). No credentials, query or fragment: those go in credentialsSecretRef. For an Alertmanager cluster, urls instead.
    *
    * @schema PodAlertSpecAlertmanager#url
    */
-  readonly url: string;
+  readonly url?: string;
+
+  /**
+   * Instead of url: every replica of an Alertmanager cluster, each posted to, as Prometheus does (replicas share silences and notifications, not alerts: one behind a load balancer would hold only some). A post counts once one replica has it.
+   *
+   * @schema PodAlertSpecAlertmanager#urls
+   */
+  readonly urls?: string[];
 }
 
 /**
@@ -966,6 +981,7 @@ export function toJson_PodAlertSpecAlertmanager(obj: PodAlertSpecAlertmanager | 
     'ca': toJson_PodAlertSpecAlertmanagerCa(obj.ca),
     'credentialsSecretRef': toJson_PodAlertSpecAlertmanagerCredentialsSecretRef(obj.credentialsSecretRef),
     'url': obj.url,
+    'urls': obj.urls?.map(y => y),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

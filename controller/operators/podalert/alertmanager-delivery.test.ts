@@ -12,6 +12,7 @@ const bodies: any[] = [];
 const server = createServer((req, res) => {
   let body = '';
   req.on('data', (chunk) => (body += chunk)).on('end', () => {
+    if (req.url!.startsWith('/down/')) return res.writeHead(503).end();
     bodies.push(JSON.parse(body));
     res.writeHead(status).end();
   });
@@ -48,6 +49,21 @@ describe('posting to Alertmanager', () => {
     assert.ok('wait' in await sender.send('u', 'shop', { url }, firing, ended, new Date(t0.getTime() + resendIntervalMs + 1_000)));
     assert.equal(bodies.length, posts);
     status = 200;
+  });
+
+  it('posts to every replica of a cluster, and counts a post once one replica has it', async () => {
+    const sender = new AlertmanagerSender(ctx, parseDestinations('127.0.0.1', undefined));
+    const t0 = new Date('2026-06-01T11:00:00Z');
+    const ended = [alert('db', '2026-06-01T11:00:00Z')];
+    const posts = bodies.length;
+    const partly = await sender.send('ha', 'shop', { urls: [url, `${url}/down`] }, [], ended, t0);
+    assert.ok(!('wait' in partly));
+    assert.deepEqual([partly.condition.status, partly.condition.reason, partly.delivered.length], ['True', 'PartlyDelivered', 1]);
+    assert.match(partly.condition.message, /^127\.0\.0\.1:\d+: Alertmanager answered HTTP 503; the other replicas have every alert/);
+    assert.equal(bodies.length, posts + 1);
+    const none = await sender.send('ha-down', 'shop', { urls: [`${url}/down`, `${url}/down/`] }, [], ended, t0);
+    assert.ok(!('wait' in none));
+    assert.deepEqual([none.condition.status, none.condition.reason, none.delivered.length], ['False', 'DeliveryFailed', 0]);
   });
 
   it('tells alerts apart by their label set, whatever the order of its keys', () => {

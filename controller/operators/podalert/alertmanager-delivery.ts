@@ -54,25 +54,40 @@ export class AlertmanagerSender {
     const firingNow = new Set(firing.map((a) => labelKey(a.labels)));
     const stale = resolutions.filter((r) => firingNow.has(labelKey(r.labels)));
     const current = resolutions.filter((r) => !stale.includes(r));
+    let failed: { url: string; error: Error }[];
     try {
       const { headers, ca } = await this.access(namespace, settings);
-      await post(`${settings.url.replace(/\/+$/, '')}/api/v2/alerts`, [...current, ...firing], this.policy,
-        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}) });
+      const urls = settings.urls ?? [settings.url!];
+      const results = await Promise.allSettled(urls.map((url) => post(`${url.replace(/\/+$/, '')}/api/v2/alerts`,
+        [...current, ...firing], this.policy, { what: 'Alertmanager', headers, ...(ca ? { ca } : {}) })));
+      failed = results.flatMap((r, i) => r.status === 'rejected' ? [{ url: urls[i]!, error: r.reason as Error }] : []);
+      // A post counts once one replica has it, as Prometheus counts it: a replica that missed it is posted to again
+      // at the next resend, not sooner (the others have it), and an ended alert it missed ends there with its lease.
+      if (failed.length === urls.length) throw failed[0]!.error;
     } catch (error) {
       const failures = (last?.failures ?? 0) + 1;
       this.last.set(uid, { at: now.getTime(), firing: '', failures });
       const reason = error instanceof NotReadable ? error.reason
         : error instanceof DestinationRefused ? 'DestinationRefused' : 'DeliveryFailed';
-      if (error instanceof DestinationRefused && error.detail) {
-        this.ctx.log.info({ namespace, detail: error.detail }, 'Alertmanager destination refused');
-      }
+      this.logRefusal(namespace, error);
       return { delivered: stale, nextMs: retryDelayMs(failures), condition: { type, status: 'False', reason,
         message: `${(error as Error).message}; retrying with backoff (2 s doubling to 5 minutes)` } };
     }
+    for (const { error } of failed) this.logRefusal(namespace, error);
     this.last.set(uid, { at: now.getTime(), firing: digest, failures: 0 });
     if (this.last.size > 10_000) this.last.delete(this.last.keys().next().value!);
-    return { delivered: resolutions, nextMs: resendIntervalMs, condition: { type, status: 'True', reason: 'Delivered',
-      message: `Alertmanager has every alert (${firing.length} firing now)` } };
+    const condition: DeliveryCondition = failed.length
+      ? { type, status: 'True', reason: 'PartlyDelivered', message: `${failed.map(({ url, error }) =>
+        `${new URL(url).host}: ${error.message}`).join('; ')}; the other replicas have every alert (${firing.length} ` +
+        'firing now)' }
+      : { type, status: 'True', reason: 'Delivered', message: `Alertmanager has every alert (${firing.length} firing now)` };
+    return { delivered: resolutions, nextMs: resendIntervalMs, condition };
+  }
+
+  private logRefusal(namespace: string | undefined, error: unknown): void {
+    if (error instanceof DestinationRefused && error.detail) {
+      this.ctx.log.info({ namespace, detail: error.detail }, 'Alertmanager destination refused');
+    }
   }
 
   /** The Authorization header and CA the spec names, read afresh each time (a rotated token is used at once). */

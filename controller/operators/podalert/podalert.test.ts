@@ -418,6 +418,31 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
     }
   });
 
+  it('posts to every replica of an Alertmanager cluster, and counts a post once one replica has it', async () => {
+    const receiver = `http://127.0.0.1:${(hook.address() as { port: number }).port}/alertmanager`;
+    const replicas = [await startAlertmanager(receiver), await startAlertmanager(receiver)];
+    try {
+      await apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ha-1', namespace,
+        labels: { tier: 'ha', [simulateLabel]: 'crash-loop' } }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } });
+      await podAlert('ha', { gracePeriodSeconds: 0, logLines: 0, selector: { matchLabels: { tier: 'ha' } },
+        alertmanager: { urls: replicas.map((r) => r.url) } });
+      const held = async (replica: Alertmanager) => (await replica.alerts()).filter((a) => a.labels.podalert === 'ha');
+      await waitFor('each replica to hold the alert', async () =>
+        (await Promise.all(replicas.map(held))).every((found) => found.length === 1), { timeoutMs: 60_000 });
+      await replicas[1]!.stop();
+      await kubectl('label', 'pod', 'ha-1', `${simulateLabel}=recovered`, '--overwrite');
+      await waitFor('the replica still up to have the resolution', async () => (await held(replicas[0]!)).length === 0,
+        { timeoutMs: 60_000 });
+      const status = await statusOf('ha', (s) => s.conditions.some((c: any) => c.type === 'AlertmanagerDelivered' &&
+        c.reason === 'PartlyDelivered') && (s.alertmanagerResolutions ?? []).length === 0, 'PartlyDelivered, nothing left to post');
+      const condition = status.conditions.find((c: any) => c.type === 'AlertmanagerDelivered');
+      assert.equal(condition.status, 'True');
+      assert.match(condition.message, new RegExp(`^${new URL(replicas[1]!.url).host}: Alertmanager could not be reached`));
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+    }
+  });
+
   it('posts in the shapes Slack, Teams and PagerDuty document, and sends an alert still firing again', async () => {
     const base = `http://127.0.0.1:${(hook.address() as { port: number }).port}/formats`;
     const violations: Record<string, (body: any) => string[]> = { slack: slackViolations, teams: teamsViolations,
@@ -525,14 +550,18 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
     assert.deepEqual(messagesFor('real').map((m) => [m.event, m.pod]), [['alert', 'crashing'], ['resolved', 'crashing']]);
   });
 
-  it('gives Alertmanager one alert for a Deployment of 5 crash-looping pods, with a real log tail, and resolves it', async () => {
+  it('gives Alertmanager one alert for a Deployment of 5 crash-looping pods, with a real log tail, told once across a restart, and resolved once fixed', async () => {
     const alertmanager = await startAlertmanager(`http://127.0.0.1:${(hook.address() as { port: number }).port}/alertmanager`);
+    const deployment = (script: string) => cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'crashers' }, spec: { replicas: 5,
+        selector: { matchLabels: { app: 'crashers' } }, template: { metadata: { labels: { app: 'crashers' } }, spec: {
+          terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: tools, imagePullPolicy: 'Never',
+            resources: { requests: { cpu: '1m', memory: '8Mi' } }, command: ['sh', '-c', script] }] } } } }) });
+    const firing = () => notified.filter((n) => n.status === 'firing' && n.alerts.some((a: any) => a.labels.owner === 'crashers'));
+    const tells = (n: any, fingerprint: string) => n.alerts.some((a: any) => a.status === 'firing' && a.fingerprint === fingerprint);
+    const unhealthySeries = () => realController.metric('keelson_podalert_pod_unhealthy', { podalert: 'crashers' });
     try {
-      await cluster.kubectl(['apply', '-n', real, '-f', '-'], { input: JSON.stringify({ apiVersion: 'apps/v1',
-        kind: 'Deployment', metadata: { name: 'crashers' }, spec: { replicas: 5, selector: { matchLabels: { app: 'crashers' } },
-          template: { metadata: { labels: { app: 'crashers' } }, spec: { terminationGracePeriodSeconds: 1, containers: [
-            { name: 'app', image: tools, imagePullPolicy: 'Never', resources: { requests: { cpu: '1m', memory: '8Mi' } },
-              command: ['sh', '-c', 'echo "starting"; echo "fatal: no config"; exit 3'] }] } } } }) });
+      await deployment('echo "starting"; echo "fatal: no config"; exit 3');
       await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert', metadata: { name: 'crashers', namespace: real },
         spec: { alerts: { checkRunningPods: true }, selector: { matchLabels: { app: 'crashers' } }, gracePeriodSeconds: 0,
           logLines: 2, alertmanager: { url: alertmanager.url } } });
@@ -545,9 +574,23 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
       assert.deepEqual([held.labels.owner_kind, held.labels.owner, held.labels.namespace], ['Deployment', 'crashers', real]);
       assert.equal(held.annotations.description, 'starting\nfatal: no config\n');
 
-      await cluster.kubectl(['delete', 'deployment', 'crashers', '-n', real, '--wait=false']);
+      await waitFor('the receiver told of it', () => firing().some((n) => tells(n, held.fingerprint)));
+      const toldBefore = firing().length;
+
+      // Restarted, the controller posts the alert again: the same alert there, still firing since it began.
+      await realController.stop();
+      realController = await startOperator(cluster, real, ['podalert'], scratch);
+      const again = await waitFor('the alert posted again', async () => {
+        const found = (await alertmanager.alerts()).filter((a) => a.labels.podalert === 'crashers');
+        return found.length === 1 && Date.parse(found[0].updatedAt) > Date.parse(held.updatedAt) ? found[0] : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.deepEqual([again.fingerprint, again.startsAt], [held.fingerprint, held.startsAt]);
+      assert.equal(await unhealthySeries(), 5);
+
+      // Fixed, the Deployment rolls out healthy pods, and the alert ends there.
+      await deployment('echo "starting"; exec sleep 3600');
       await waitFor('the alert resolved in Alertmanager', async () =>
-        !(await alertmanager.alerts()).some((a) => a.labels.podalert === 'crashers'), { timeoutMs: 90_000 })
+        !(await alertmanager.alerts()).some((a) => a.labels.podalert === 'crashers'), { timeoutMs: 180_000 })
         .catch(async (error: Error) => {
           const status = (await cluster.getJson(real, 'pa', 'crashers'))?.status;
           throw new Error(`${error.message}; Alertmanager holds ${JSON.stringify(await alertmanager.alerts())}; the ` +
@@ -555,6 +598,12 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
         });
       await waitFor('the receiver told of the resolution', () => notified.some((n) => n.status === 'resolved' &&
         n.alerts.some((a: any) => a.labels.owner === 'crashers')));
+      // Alertmanager tells a receiver again only of a group that changed: after the restart, each notification must
+      // bring an alert other than the one it was told of.
+      const repeats = firing().slice(toldBefore).filter((n) => n.alerts.every((a: any) => a.status === 'firing' &&
+        a.fingerprint === held.fingerprint));
+      assert.deepEqual(repeats, [], 'the receiver was told of the crash loop again');
+      assert.equal(await unhealthySeries(), 0);
     } finally {
       await alertmanager.stop();
     }

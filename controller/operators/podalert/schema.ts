@@ -5,6 +5,9 @@ import { defineKind, type PrinterColumn, type ResourceOf } from '../../api/kind.
 import { array, boolean, enumeration, integer, map, object, string, type Infer } from '../../api/schema.ts';
 import { reservedLabels } from './alertmanager.ts';
 
+/** An Alertmanager's base URL: http or https, no credentials, query or fragment. */
+const alertmanagerUrl = '^https?://[^/@?#\\s]+(/[^?#\\s]*)?$';
+
 /**
  * The fields of a PodAlert's spec, which a ClusterPodAlert shares: its references name their namespace (scope
  * cluster) where a PodAlert's are in its own.
@@ -46,7 +49,11 @@ export function podAlertSpecFields(scope: ReferenceScope) {
       url: string({ description: 'Alertmanager\'s base URL, e.g. http://alertmanager.monitoring:9093; alerts are ' +
         'posted to <url>/api/v2/alerts. The install\'s --webhook-allowed-destinations must let it through (in-cluster ' +
         'names and private addresses are refused by default). No credentials, query or fragment: those go in ' +
-        'credentialsSecretRef.', required: true, maxLength: 2048, pattern: '^https?://[^/@?#\\s]+(/[^?#\\s]*)?$' }),
+        'credentialsSecretRef. For an Alertmanager cluster, urls instead.', maxLength: 2048, pattern: alertmanagerUrl }),
+      urls: array(string({ description: 'One replica\'s base URL, as url.', maxLength: 2048, pattern: alertmanagerUrl }),
+        { description: 'Instead of url: every replica of an Alertmanager cluster, each posted to, as Prometheus does ' +
+          '(replicas share silences and notifications, not alerts: one behind a load balancer would hold only some). ' +
+          'A post counts once one replica has it.', minItems: 1, maxItems: 5, listType: 'set' }),
       credentialsSecretRef: objectReference('Secret', holder, scope, { description: 'A Secret with `token` (sent as a ' +
         'bearer token), or `username` and `password` (basic auth).' }),
       ca: object({
@@ -54,7 +61,9 @@ export function podAlertSpecFields(scope: ReferenceScope) {
           required: true }, 'PEM certificates'),
       }, { description: 'For https: the certificates to trust instead of the system\'s.' }),
     }, { description: 'When set, each alert is posted to Alertmanager (its v2 API), again every minute while it ' +
-      'fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.' }),
+      'fires, and with its end when it is resolved: its routes, grouping, silences and receivers take it from there.',
+    rules: [{ rule: 'has(self.url) != has(self.urls)', message: 'set url, or urls for every replica of an Alertmanager ' +
+      'cluster, not both' }] }),
     severity: string({ description: 'The alerts\' severity label.', default: 'warning', maxLength: 63,
       pattern: '^[a-zA-Z0-9_.-]+$' }),
     labels: map(string({ description: 'A label value.', maxLength: 256 }), { description: 'More labels on every ' +
