@@ -1,6 +1,7 @@
 // A real Alertmanager (pinned, built from its Go module) on loopback, for PodAlert's tests: what it holds is read
 // through its v2 API, and its one receiver is a webhook of the test's choosing.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,14 +18,17 @@ export interface Alertmanager {
   stop(): Promise<void>;
 }
 
-/** Alertmanager sending every group at once (group_wait and group_interval 1s), and resolutions, to `receiverUrl`. */
-export async function startAlertmanager(receiverUrl: string): Promise<Alertmanager> {
+/**
+ * Alertmanager sending every group at once (group_wait and group_interval 1s), and resolutions, to `receiverUrl`;
+ * a group still firing again after `repeatInterval` (default 1h).
+ */
+export async function startAlertmanager(receiverUrl: string, { repeatInterval = '1h' } = {}): Promise<Alertmanager> {
   const binary = await goTool('alertmanager');
   const scratch = await mkdtemp(join(tmpdir(), 'keelson-alertmanager-'));
   const config = join(scratch, 'alertmanager.yml');
   await writeFile(config, JSON.stringify({
     route: { receiver: 'hook', group_by: ['alertname', 'namespace', 'owner_kind', 'owner', 'pod'], group_wait: '1s',
-      group_interval: '1s', repeat_interval: '1h' },
+      group_interval: '1s', repeat_interval: repeatInterval },
     receivers: [{ name: 'hook', webhook_configs: [{ url: receiverUrl, send_resolved: true }] }],
   }));
   const port = await freePort();
@@ -61,4 +65,30 @@ export async function startAlertmanager(receiverUrl: string): Promise<Alertmanag
     },
     stop,
   };
+}
+
+export interface Gate {
+  /** Where to post instead of the Alertmanager's own URL. */
+  url: string;
+  /** While shut, every request is answered 503, as by an Alertmanager that is down. */
+  shut(): void;
+  open(): void;
+  stop(): Promise<void>;
+}
+
+/** A loopback gate in front of `target`: requests pass while it is open. */
+export async function startGate(target: string): Promise<Gate> {
+  let shut = false;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', async () => {
+      if (shut) return res.writeHead(503).end();
+      const answer = await fetch(`${target}${req.url}`, { method: req.method, headers: { 'Content-Type': 'application/json' },
+        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).catch(() => undefined);
+      res.writeHead(answer?.status ?? 502).end(answer ? await answer.text() : '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, shut: () => { shut = true; },
+    open: () => { shut = false; }, stop: () => new Promise((resolve) => server.close(() => resolve())) };
 }

@@ -3,7 +3,7 @@
 // a restart everything is posted again at once, which Alertmanager takes as the same alerts.
 import type { OperatorContext } from '../../runtime/manager.ts';
 import { types, type KubeObject } from '../../runtime/resources.ts';
-import { resendIntervalMs, type PostableAlert } from './alertmanager.ts';
+import { maxPendingResolutions, resendIntervalMs, type PostableAlert } from './alertmanager.ts';
 import type { DeliveryCondition } from './delivery.ts';
 import type { DestinationPolicy } from './destination.ts';
 import type { PodAlertSpec } from './schema.ts';
@@ -31,9 +31,22 @@ class NotReadable extends Error {
   }
 }
 
+/** A replica of an Alertmanager cluster that missed posts while others took them. */
+interface Lagging {
+  failures: number;
+  at: number;
+  message: string;
+  /** The resolutions it missed, posted to it with the next post: until then it holds those alerts firing. */
+  missed: PostableAlert[];
+}
+
+/** After `failures` failed posts in a row: retryDelayMs's backoff, but never past a resend, so a firing alert's lease
+ * (five resends) never runs out in an outage of a few minutes. */
+const backoffMs = (failures: number) => Math.min(retryDelayMs(failures), resendIntervalMs);
+
 export class AlertmanagerSender {
-  /** By PodAlert uid: when its alerts were last posted, what they were, and failures since. */
-  private readonly last = new Map<string, { at: number; firing: string; failures: number }>();
+  /** By PodAlert uid: when its alerts were last posted, what they were, failures since, and lagging replicas. */
+  private readonly last = new Map<string, { at: number; firing: string; failures: number; lagging: Map<string, Lagging> }>();
 
   constructor(private readonly ctx: OperatorContext, private readonly policy: DestinationPolicy) {}
 
@@ -45,43 +58,58 @@ export class AlertmanagerSender {
     const since = last ? now.getTime() - last.at : Infinity;
     // After a failure nothing is posted before its backoff, whatever changed: each attempt writes status, and each
     // write reconciles again at once.
-    if (last?.failures && since < retryDelayMs(last.failures)) return { wait: retryDelayMs(last.failures) - since };
+    if (last?.failures && since < backoffMs(last.failures)) return { wait: backoffMs(last.failures) - since };
+    const urls = settings.urls ?? [settings.url!];
+    const lagging = new Map([...last?.lagging ?? []].filter(([url]) => urls.includes(url)));
+    // A replica in its backoff is left out while another is posted to: a dead one would hold a worker for the whole
+    // timeout of every post.
+    const due = urls.filter((url) => !lagging.has(url) || now.getTime() - lagging.get(url)!.at >=
+      backoffMs(lagging.get(url)!.failures));
     // With nothing firing and nothing resolved, the first post (of none) proves the way there; later ones tell nothing.
-    if (!resolutions.length && (last?.firing === digest && since < resendIntervalMs || (last && !firing.length))) {
-      return { wait: Math.max(resendIntervalMs - since, 1_000) };
-    }
+    const unchanged = !resolutions.length && (last?.firing === digest && since < resendIntervalMs ||
+      Boolean(last && !firing.length));
+    // Nothing new: only a lagging replica whose backoff is over is posted to, what it missed.
+    const laggingDue = due.filter((url) => lagging.has(url));
+    if (unchanged && !laggingDue.length) return { wait: Math.max(resendIntervalMs - since, 1_000) };
+    const targets = unchanged ? laggingDue : due.length ? due : urls;
     // A resolution of an alert firing again is stale: posted, it would end the alert Alertmanager should keep.
     const firingNow = new Set(firing.map((a) => labelKey(a.labels)));
-    const stale = resolutions.filter((r) => firingNow.has(labelKey(r.labels)));
-    const current = resolutions.filter((r) => !stale.includes(r));
-    let failed: { url: string; error: Error }[];
+    const fresh = (r: PostableAlert) => !firingNow.has(labelKey(r.labels));
+    const stale = resolutions.filter((r) => !fresh(r));
+    const current = resolutions.filter(fresh);
     try {
       const { headers, ca } = await this.access(namespace, settings);
-      const urls = settings.urls ?? [settings.url!];
-      const results = await Promise.allSettled(urls.map((url) => post(`${url.replace(/\/+$/, '')}/api/v2/alerts`,
-        [...current, ...firing], this.policy, { what: 'Alertmanager', headers, ...(ca ? { ca } : {}) })));
-      failed = results.flatMap((r, i) => r.status === 'rejected' ? [{ url: urls[i]!, error: r.reason as Error }] : []);
-      // A post counts once one replica has it, as Prometheus counts it: a replica that missed it is posted to again
-      // at the next resend, not sooner (the others have it), and an ended alert it missed ends there with its lease.
-      if (failed.length === urls.length) throw failed[0]!.error;
+      const results = await Promise.allSettled(targets.map((url) => post(`${url.replace(/\/+$/, '')}/api/v2/alerts`,
+        [...(lagging.get(url)?.missed ?? []).filter(fresh), ...current, ...firing], this.policy,
+        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}) })));
+      results.forEach((result, i) => {
+        const url = targets[i]!;
+        if (result.status === 'fulfilled') return lagging.delete(url);
+        this.logRefusal(namespace, result.reason);
+        const before = lagging.get(url);
+        lagging.set(url, { failures: (before?.failures ?? 0) + 1, at: now.getTime(), message: (result.reason as Error).message,
+          missed: [...before?.missed ?? [], ...current].filter(fresh).slice(-maxPendingResolutions) });
+      });
+      // A post counts once one replica has it, as Prometheus counts it; one that missed it is posted to again after
+      // its backoff, with the resolutions it missed.
+      if (lagging.size === urls.length) throw results.find((r) => r.status === 'rejected')!.reason;
     } catch (error) {
       const failures = (last?.failures ?? 0) + 1;
-      this.last.set(uid, { at: now.getTime(), firing: '', failures });
+      this.last.set(uid, { at: now.getTime(), firing: '', failures, lagging: new Map() });
       const reason = error instanceof NotReadable ? error.reason
         : error instanceof DestinationRefused ? 'DestinationRefused' : 'DeliveryFailed';
-      this.logRefusal(namespace, error);
-      return { delivered: stale, nextMs: retryDelayMs(failures), condition: { type, status: 'False', reason,
-        message: `${(error as Error).message}; retrying with backoff (2 s doubling to 5 minutes)` } };
+      return { delivered: stale, nextMs: backoffMs(failures), condition: { type, status: 'False', reason,
+        message: `${(error as Error).message}; retrying with backoff (2 s doubling to a minute)` } };
     }
-    for (const { error } of failed) this.logRefusal(namespace, error);
-    this.last.set(uid, { at: now.getTime(), firing: digest, failures: 0 });
+    // A post to lagging replicas alone leaves the others' resend where it was.
+    this.last.set(uid, { at: unchanged ? last!.at : now.getTime(), firing: digest, failures: 0, lagging });
     if (this.last.size > 10_000) this.last.delete(this.last.keys().next().value!);
-    const condition: DeliveryCondition = failed.length
-      ? { type, status: 'True', reason: 'PartlyDelivered', message: `${failed.map(({ url, error }) =>
-        `${new URL(url).host}: ${error.message}`).join('; ')}; the other replicas have every alert (${firing.length} ` +
-        'firing now)' }
+    const retry = Math.min(...[...lagging.values()].map((l) => l.at + backoffMs(l.failures) - now.getTime()));
+    const condition: DeliveryCondition = lagging.size
+      ? { type, status: 'True', reason: 'PartlyDelivered', message: `${[...lagging].map(([url, l]) => `${url}: ${l.message}`)
+        .join('; ')}; retrying it with backoff; the other replicas have every alert (${firing.length} firing now)` }
       : { type, status: 'True', reason: 'Delivered', message: `Alertmanager has every alert (${firing.length} firing now)` };
-    return { delivered: resolutions, nextMs: resendIntervalMs, condition };
+    return { delivered: resolutions, nextMs: Math.min(resendIntervalMs, Math.max(retry, 1_000)), condition };
   }
 
   private logRefusal(namespace: string | undefined, error: unknown): void {

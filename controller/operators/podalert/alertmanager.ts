@@ -61,7 +61,9 @@ export interface Subject {
 export function workloadSubject(workload: WorkloadAlert, summary: string, alerts: readonly PodAlertEntry[]): Subject {
   const listed = (workload.pods ?? []).map((pod) => alerts.find((a) => a.pod === pod && a.namespace === workload.namespace))
     .filter(Boolean) as PodAlertEntry[];
-  const told = listed.find((a) => a.logTail) ?? listed[0];
+  // The log of a pod failing as the alert says, when one has it.
+  const told = listed.find((a) => a.logTail && a.reason === workload.reason && a.container === workload.container) ??
+    listed.find((a) => a.logTail) ?? listed[0];
   return { ...(workload.namespace ? { namespace: workload.namespace } : {}), owner: workload.owner, ...(workload.pod ? { pod: workload.pod } : {}), reason: workload.reason,
     since: workload.since, summary,
     unhealthyPods: workload.unhealthyPods, ...(workload.container ? { container: workload.container } : {}),

@@ -6,16 +6,16 @@ const web = { kind: 'Deployment', name: 'web' };
 const unhealthy = (pod: string, reason: string, at: string, workload = web) => ({ pod, reason, since: new Date(at), workload });
 
 describe('unhealthy pods by workload', () => {
-  it('make one alert per workload, its pods counted, the most recent named and first', () => {
+  it('make one alert per workload, its pods counted, those with its reason named first, the most recent first', () => {
     const groups = groupByWorkload([unhealthy('web-1', 'CrashLoopBackOff', '2026-06-01T10:00:00Z'),
       unhealthy('web-2', 'CrashLoopBackOff', '2026-06-01T10:02:00Z'), unhealthy('web-3', 'Error', '2026-06-01T10:01:00Z'),
       unhealthy('lone', 'Pending', '2026-06-01T09:00:00Z', { kind: 'Pod', name: 'lone' })], []);
     assert.deepEqual(groups, [
       { owner: 'Deployment/web', unhealthyPods: 3, reason: 'CrashLoopBackOff', since: '2026-06-01T10:00:00Z',
-        pods: ['web-2', 'web-3', 'web-1'] },
+        pods: ['web-2', 'web-1', 'web-3'] },
       { owner: 'Pod/lone', unhealthyPods: 1, reason: 'Pending', since: '2026-06-01T09:00:00Z', pods: ['lone'] }]);
     assert.equal(workloadText(groups[0]!, 'shop'),
-      'Deployment web in shop: 3 pods unhealthy (CrashLoopBackOff): web-2, web-3, web-1');
+      'Deployment web in shop: 3 pods unhealthy (CrashLoopBackOff): web-2, web-1, web-3');
     assert.equal(workloadResolvedText(groups[0]!, 'shop'), 'Deployment web in shop has no unhealthy pod now (was CrashLoopBackOff)');
   });
 

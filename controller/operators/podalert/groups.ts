@@ -47,6 +47,11 @@ function mostOf(values: string[]): string | undefined {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
 }
 
+/** The pods an alert names: those with its reason first, then by how much their reason tells, each the most recent
+ * first (`recent` is). */
+const worstFirst = (recent: UnhealthyPod[], reason: string) => [...recent].sort((a, b) =>
+  Number(b.reason === reason) - Number(a.reason === reason) || rankOf(b.reason) - rankOf(a.reason));
+
 export interface GroupOptions {
   /** One alert per pod rather than per workload. */
   perPod?: boolean;
@@ -88,7 +93,7 @@ export function groupByWorkload(found: readonly UnhealthyPod[], previous: readon
     // Alertmanager's startsAt stay.
     const since = before?.since ?? new Date(earliest).toISOString().replace('.000Z', 'Z');
     return { ...identity, unhealthyPods: pods.length, reason, ...(container ? { container } : {}),
-      since, pods: recent.slice(0, maxNamedPods).map((p) => p.pod),
+      since, pods: worstFirst(recent, reason).slice(0, maxNamedPods).map((p) => p.pod),
       latest: recent[0]!.since.getTime() };
   }).sort((a, b) => b.latest - a.latest || (a.namespace ?? '').localeCompare(b.namespace ?? '') ||
     a.owner.localeCompare(b.owner) || (a.pod ?? '').localeCompare(b.pod ?? ''))

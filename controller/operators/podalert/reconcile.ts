@@ -55,6 +55,8 @@ const podView = { keep: podViewFields };
 /** Of Jobs and Namespaces, metadata only: who owns a Job (the CronJob its pods belong to), a namespace's labels. */
 const metadataView = { keep: [] };
 export const evaluationPeriodMs = 30_000;
+/** What the kubelet writes, as a log's body, when it could not read the log. */
+const kubeletLogFailure = /^(unable to retrieve container logs for |failed to try resolving symlinks in path )/;
 
 class PodAlertReconciler {
   private readonly podAlertType;
@@ -143,7 +145,8 @@ class PodAlertReconciler {
     const previousAlerts = previous.alerts ?? [];
     const previousWorkloads = previous.workloads ?? [];
     const namespaces = this.namespacesOf(podAlert, spec);
-    const { alerts, unhealthy, found, nextCrossing } = await this.evaluate(spec, namespaces, previousAlerts, now);
+    const { alerts, unhealthy, found, nextCrossing } = await this.evaluate(spec, namespaces, previousAlerts, now,
+      (identity) => previousWorkloads.some((p) => sameAlert(p, identity)));
     const seenKey = (w: AlertIdentity) => `${podAlert.metadata.uid} ${w.namespace ?? ''} ${w.owner} ${w.pod ?? ''}`;
     const workloads = groupByWorkload(found, previousWorkloads, { perPod: spec.groupBy === 'pod', now: now.getTime(),
       lastSeen: (w) => this.reasonSeen.get(seenKey(w)) });
@@ -272,18 +275,27 @@ class PodAlertReconciler {
     return true;
   }
 
-  /** Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. */
-  private async evaluate(spec: AlertSpec, namespaces: string[], previous: Alert[], now: Date):
+  /**
+   * Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. A pod within
+   * its grace period counts for an alert that fires already: a crash loop's pod turns unready anew at each crash, and
+   * a rollout's new pods start unhealthy, and neither is a recovery to resolve and fire again after the grace period.
+   */
+  private async evaluate(spec: AlertSpec, namespaces: string[], previous: Alert[], now: Date,
+    firing: (identity: AlertIdentity) => boolean):
   Promise<{ alerts: Alert[]; unhealthy: Set<string>; found: UnhealthyPod[]; nextCrossing: number }> {
     let nextCrossing = Infinity;
     const found: { pod: Pod; trouble: Trouble }[] = [];
     if (!spec.alerts.checkRunningPods) return { alerts: [], unhealthy: new Set(), found: [], nextCrossing };
+    const jobOwner = (namespace: string | undefined) => (job: string) =>
+      cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
+    const workloadOfPod = (pod: Pod) => workloadOf(pod.metadata, jobOwner(pod.metadata.namespace));
     for (const pod of namespaces.flatMap((n) => this.pods.listNamespace(n))) {
       if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
       const problem = trouble(pod);
       if (!problem) continue;
       const counts = problem.since.getTime() + spec.gracePeriodSeconds * 1000;
-      if (counts > now.getTime()) {
+      if (counts > now.getTime() && !firing({ ...(this.clusterScoped ? { namespace: pod.metadata.namespace } : {}),
+        owner: workloadName(workloadOfPod(pod)), ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) })) {
         nextCrossing = Math.min(nextCrossing, counts);
         continue;
       }
@@ -296,11 +308,9 @@ class PodAlertReconciler {
     const alerts = await Promise.all(listed.map(({ pod, trouble: problem }) => this.alertFor(pod, problem,
       this.logTails ? spec.logLines : 0,
       logBytes, previous.find((p) => p.pod === pod.metadata.name && p.namespace === this.namespaceOf(pod)))));
-    const jobOwner = (namespace: string | undefined) => (job: string) =>
-      cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
     const unhealthyPods = found.map(({ pod, trouble: problem }): UnhealthyPod => ({ pod: pod.metadata.name,
       ...(this.clusterScoped ? { namespace: pod.metadata.namespace } : {}), reason: problem.reason, since: problem.since,
-      workload: workloadOf(pod.metadata, jobOwner(pod.metadata.namespace)),
+      workload: workloadOfPod(pod),
       ...(problem.container ? { container: problem.container } : {}) }));
     const podKey = (p: { namespace?: string; pod: string }) => `${p.namespace ?? ''}/${p.pod}`;
     const owners = new Map(unhealthyPods.map((p) => [podKey(p), workloadName(p.workload)]));
@@ -329,8 +339,9 @@ class PodAlertReconciler {
     try {
       const text = await this.ctx.client.getText(types.pods, pod.metadata.namespace!, pod.metadata.name, 'log',
         { container: found.container, tailLines: logLines, limitBytes: logBytes, previous: found.previousLog });
-      // The kubelet answers 200 with this text while a just-exited instance's log is not readable yet.
-      if (/^unable to retrieve container logs for /.test(text)) return { ...alert, logError: `no log yet: ${text.trim()}`.slice(0, 1024) };
+      // The kubelet has answered 200 before it reads the log, so its failure to read one comes as the body: while a
+      // just-exited instance's log is not readable yet, or one rotated away as the container restarted.
+      if (kubeletLogFailure.test(text)) return { ...alert, logError: `no log yet: ${text.trim()}`.slice(0, 1024) };
       return { ...alert, logTail: text.slice(-logBytes) };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;

@@ -103,7 +103,8 @@ export const podAlertStatus = statusOf({
     reason: string({ description: 'Why, as when the alert fired while a pod still has that reason; else the reason ' +
       'most of its pods have.', required: true }),
     since: string({ description: 'When its first pod became unhealthy.', format: 'date-time', required: true }),
-    pods: array(string({ description: 'A pod.' }), { description: 'Its most recently unhealthy pods.', maxItems: 10 }),
+    pods: array(string({ description: 'A pod.' }), { description: 'Its worst pods: those with its reason first, then by ' +
+      'how much their reason tells, the most recent first.', maxItems: 10 }),
     notifiedAt: string({ description: 'With a webhook repeatInterval: when it was last sent.', format: 'date-time' }),
   }, { description: 'One alert.' }), { description: 'The alerts firing, most recent first: one per workload with ' +
     'unhealthy pods (groupBy owner), or per pod (groupBy pod).', maxItems: 100 }),
