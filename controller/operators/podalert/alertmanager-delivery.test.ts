@@ -12,10 +12,12 @@ let replicaDown = true;
 const bodies: any[] = [];
 /** What the replica under /down/ was posted, once up. */
 const replicaBodies: any[] = [];
+let downPosts = 0;
 const server = createServer((req, res) => {
   let body = '';
   req.on('data', (chunk) => (body += chunk)).on('end', () => {
     if (req.url!.startsWith('/down/')) {
+      downPosts++;
       if (replicaDown) return res.writeHead(503).end();
       replicaBodies.push(JSON.parse(body));
       return res.writeHead(200).end();
@@ -69,20 +71,40 @@ describe('posting to Alertmanager', () => {
     assert.equal(partly.condition.message, `${url}/down: Alertmanager answered HTTP 503; retrying it with backoff; the other ` +
       'replicas have every alert (0 firing now)');
     assert.equal(bodies.length, posts + 1);
-    // Within its backoff, the replica is left out; after it, it is posted what it missed, and nothing more.
+    // Within its backoff, the replica is left out, and misses what is resolved meanwhile too; after it, it is posted
+    // what it missed, and nothing more.
     const firing = [alert('web', '2026-06-01T11:05:00Z')];
-    const skipped = await sender.send('ha', 'shop', { urls: [url, `${url}/down`] }, firing, [], new Date(t0.getTime() + 1_000));
+    const triedDown = downPosts;
+    const skipped = await sender.send('ha', 'shop', { urls: [url, `${url}/down`] }, firing,
+      [alert('cache', '2026-06-01T11:00:01Z')], new Date(t0.getTime() + 1_000));
     assert.ok(!('wait' in skipped) && skipped.condition.reason === 'PartlyDelivered');
     assert.equal(bodies.length, posts + 2);
+    assert.equal(downPosts, triedDown, 'posted to a replica within its backoff');
     replicaDown = false;
     const caughtUp = await sender.send('ha', 'shop', { urls: [url, `${url}/down`] }, firing, [], new Date(t0.getTime() + 5_000));
     assert.ok(!('wait' in caughtUp) && caughtUp.condition.reason === 'Delivered');
-    assert.deepEqual(replicaBodies.map((b) => b.map((a: any) => a.labels.owner)), [['db', 'web']]);
+    assert.deepEqual(replicaBodies.map((b) => b.map((a: any) => a.labels.owner)), [['db', 'cache', 'web']]);
     assert.equal(bodies.length, posts + 2, 'the replica that had everything was posted again before its resend');
     replicaDown = true;
     const none = await sender.send('ha-down', 'shop', { urls: [`${url}/down`, `${url}/down/`] }, [], ended, t0);
     assert.ok(!('wait' in none));
     assert.deepEqual([none.condition.status, none.condition.reason, none.delivered.length], ['False', 'DeliveryFailed', 0]);
+  });
+
+  it('waits, with nothing to post, for longer than a second; and backs off no longer than a resend', async () => {
+    const sender = new AlertmanagerSender(ctx, parseDestinations('127.0.0.1', undefined));
+    const t0 = new Date('2026-06-01T12:00:00Z');
+    assert.ok(!('wait' in await sender.send('idle', 'shop', { url }, [], [], t0)));
+    const idle = await sender.send('idle', 'shop', { url }, [], [], new Date(t0.getTime() + 2 * resendIntervalMs));
+    assert.ok('wait' in idle && idle.wait >= 30_000, `an idle PodAlert waits ${JSON.stringify(idle)}`);
+    let at = t0.getTime();
+    let failed;
+    for (let i = 0; i < 8; i++) {
+      failed = await sender.send('down', 'shop', { url: `${url}/down` }, [], [], new Date(at));
+      assert.ok(!('wait' in failed));
+      at += failed.nextMs;
+    }
+    assert.equal((failed as { nextMs: number }).nextMs, resendIntervalMs);
   });
 
   it('tells alerts apart by their label set, whatever the order of its keys', () => {

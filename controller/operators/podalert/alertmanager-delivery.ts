@@ -44,6 +44,10 @@ interface Lagging {
  * (five resends) never runs out in an outage of a few minutes. */
 const backoffMs = (failures: number) => Math.min(retryDelayMs(failures), resendIntervalMs);
 
+/** In how long the first lagging replica's backoff is over; Infinity with none. */
+const nextDue = (lagging: Map<string, Lagging>, now: Date) =>
+  Math.min(...[...lagging.values()].map((l) => l.at + backoffMs(l.failures) - now.getTime()));
+
 export class AlertmanagerSender {
   /** By PodAlert uid: when its alerts were last posted, what they were, failures since, and lagging replicas. */
   private readonly last = new Map<string, { at: number; firing: string; failures: number; lagging: Map<string, Lagging> }>();
@@ -67,10 +71,12 @@ export class AlertmanagerSender {
       backoffMs(lagging.get(url)!.failures));
     // With nothing firing and nothing resolved, the first post (of none) proves the way there; later ones tell nothing.
     const unchanged = !resolutions.length && (last?.firing === digest && since < resendIntervalMs ||
-      Boolean(last && !firing.length));
+      Boolean(last && !last.failures && !firing.length));
     // Nothing new: only a lagging replica whose backoff is over is posted to, what it missed.
     const laggingDue = due.filter((url) => lagging.has(url));
-    if (unchanged && !laggingDue.length) return { wait: Math.max(resendIntervalMs - since, 1_000) };
+    if (unchanged && !laggingDue.length) {
+      return { wait: Math.max(Math.min(firing.length ? resendIntervalMs - since : Infinity, nextDue(lagging, now)), 1_000) };
+    }
     const targets = unchanged ? laggingDue : due.length ? due : urls;
     // A resolution of an alert firing again is stale: posted, it would end the alert Alertmanager should keep.
     const firingNow = new Set(firing.map((a) => labelKey(a.labels)));
@@ -81,14 +87,18 @@ export class AlertmanagerSender {
       const { headers, ca } = await this.access(namespace, settings);
       const results = await Promise.allSettled(targets.map((url) => post(`${url.replace(/\/+$/, '')}/api/v2/alerts`,
         [...(lagging.get(url)?.missed ?? []).filter(fresh), ...current, ...firing], this.policy,
-        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}) })));
+        // A lagging replica gets a short while: one that swallows packets would hold a worker for the whole timeout.
+        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}), timeoutMs: lagging.has(url) ? 2_000 : 10_000 })));
+      const missing = (l: Lagging | undefined) => [...l?.missed ?? [], ...current].filter(fresh).slice(-maxPendingResolutions);
+      // One left out in its backoff misses these too.
+      for (const [url, l] of lagging) if (!targets.includes(url)) lagging.set(url, { ...l, missed: missing(l) });
       results.forEach((result, i) => {
         const url = targets[i]!;
         if (result.status === 'fulfilled') return lagging.delete(url);
         this.logRefusal(namespace, result.reason);
         const before = lagging.get(url);
         lagging.set(url, { failures: (before?.failures ?? 0) + 1, at: now.getTime(), message: (result.reason as Error).message,
-          missed: [...before?.missed ?? [], ...current].filter(fresh).slice(-maxPendingResolutions) });
+          missed: missing(before) });
       });
       // A post counts once one replica has it, as Prometheus counts it; one that missed it is posted to again after
       // its backoff, with the resolutions it missed.
@@ -104,12 +114,11 @@ export class AlertmanagerSender {
     // A post to lagging replicas alone leaves the others' resend where it was.
     this.last.set(uid, { at: unchanged ? last!.at : now.getTime(), firing: digest, failures: 0, lagging });
     if (this.last.size > 10_000) this.last.delete(this.last.keys().next().value!);
-    const retry = Math.min(...[...lagging.values()].map((l) => l.at + backoffMs(l.failures) - now.getTime()));
     const condition: DeliveryCondition = lagging.size
       ? { type, status: 'True', reason: 'PartlyDelivered', message: `${[...lagging].map(([url, l]) => `${url}: ${l.message}`)
         .join('; ')}; retrying it with backoff; the other replicas have every alert (${firing.length} firing now)` }
       : { type, status: 'True', reason: 'Delivered', message: `Alertmanager has every alert (${firing.length} firing now)` };
-    return { delivered: resolutions, nextMs: Math.min(resendIntervalMs, Math.max(retry, 1_000)), condition };
+    return { delivered: resolutions, nextMs: Math.min(resendIntervalMs, Math.max(nextDue(lagging, now), 1_000)), condition };
   }
 
   private logRefusal(namespace: string | undefined, error: unknown): void {

@@ -55,6 +55,10 @@ const restartedLately = (c: ContainerStatus, now: Date) => {
 
 const date = (value: string | undefined, fallback: Date) => (value ? new Date(value) : fallback);
 
+/** Whether a container of the pod has restarted: a crash loop's pod, not one only starting. */
+export const hasRestarted = (pod: PodView) => [...pod.status?.initContainerStatuses ?? [],
+  ...pod.status?.containerStatuses ?? []].some((c) => (c.restartCount ?? 0) > 0);
+
 export function trouble(pod: PodView, now = new Date()): Trouble | undefined {
   if (pod.metadata.deletionTimestamp) return undefined;
   const status = pod.status ?? {};
@@ -105,6 +109,10 @@ export function trouble(pod: PodView, now = new Date()): Trouble | undefined {
       return { ...base, reason: status.reason ?? phase, since: created, ...(status.message ? { message: status.message } : {}) };
   }
 }
+
+/** Whether a log's body is what the kubelet writes when it could not read the log, not the log. */
+export const isKubeletLogFailure = (text: string) =>
+  /^(unable to retrieve container logs for |failed to try resolving symlinks in path )/.test(text);
 
 export function alertText(alert: { pod: string; namespace: string; reason: string; container?: string; restarts: number;
   message?: string }): string {

@@ -24,7 +24,7 @@ import { maxPendingResolutions, maxPostedAlerts, postable, resolution, workloadS
 import { AlertmanagerSender, labelKey } from './alertmanager-delivery.ts';
 import { groupByWorkload, maxListedWorkloads, sameAlert, workloadResolvedText, workloadText, type AlertIdentity,
   type UnhealthyPod, type WorkloadAlert } from './groups.ts';
-import { alertText, podViewFields, trouble, type Trouble } from './health.ts';
+import { alertText, hasRestarted, isKubeletLogFailure, podViewFields, trouble, type Trouble } from './health.ts';
 import { cronJobOf, workloadName, workloadOf } from './owner.ts';
 import { UnhealthyPodSeries } from './pod-series.ts';
 import { permissions } from './permissions.ts';
@@ -55,8 +55,6 @@ const podView = { keep: podViewFields };
 /** Of Jobs and Namespaces, metadata only: who owns a Job (the CronJob its pods belong to), a namespace's labels. */
 const metadataView = { keep: [] };
 export const evaluationPeriodMs = 30_000;
-/** What the kubelet writes, as a log's body, when it could not read the log. */
-const kubeletLogFailure = /^(unable to retrieve container logs for |failed to try resolving symlinks in path )/;
 
 class PodAlertReconciler {
   private readonly podAlertType;
@@ -92,7 +90,7 @@ class PodAlertReconciler {
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
     this.jobs = ctx.cache.informer<KubeObject>(types.jobs, ctx.namespace, ctx.client, metadataView);
     this.unhealthy = new Gauge({ name: `keelson_${kind.name}_unhealthy_pods`, registers: [ctx.metrics.registry],
-      help: `Pods unhealthy past the grace period, per ${kind.definition.kind}`,
+      help: `Pods counted unhealthy (past the grace period, or restarted within it while their alert fires), per ${kind.definition.kind}`,
       labelNames: this.clusterScoped ? ['name'] : ['namespace', 'name'] });
     this.podSeries = new UnhealthyPodSeries(ctx.metrics.registry, kind.name);
     this.alertmanager = new AlertmanagerSender(ctx, this.destinations);
@@ -276,9 +274,10 @@ class PodAlertReconciler {
   }
 
   /**
-   * Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. A pod within
-   * its grace period counts for an alert that fires already: a crash loop's pod turns unready anew at each crash, and
-   * a rollout's new pods start unhealthy, and neither is a recovery to resolve and fire again after the grace period.
+   * Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. A pod that
+   * restarted counts within its grace period for an alert that fires already: a crash loop's pod turns unready anew
+   * at each crash, which is no recovery to resolve and fire again after the grace period. A pod only starting does
+   * not: a workload that always has one (scaling, churn) would never resolve.
    */
   private async evaluate(spec: AlertSpec, namespaces: string[], previous: Alert[], now: Date,
     firing: (identity: AlertIdentity) => boolean):
@@ -294,8 +293,9 @@ class PodAlertReconciler {
       const problem = trouble(pod);
       if (!problem) continue;
       const counts = problem.since.getTime() + spec.gracePeriodSeconds * 1000;
-      if (counts > now.getTime() && !firing({ ...(this.clusterScoped ? { namespace: pod.metadata.namespace } : {}),
-        owner: workloadName(workloadOfPod(pod)), ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) })) {
+      if (counts > now.getTime() && !(hasRestarted(pod) && firing({ ...(this.clusterScoped
+        ? { namespace: pod.metadata.namespace } : {}), owner: workloadName(workloadOfPod(pod)),
+      ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) }))) {
         nextCrossing = Math.min(nextCrossing, counts);
         continue;
       }
@@ -341,7 +341,7 @@ class PodAlertReconciler {
         { container: found.container, tailLines: logLines, limitBytes: logBytes, previous: found.previousLog });
       // The kubelet has answered 200 before it reads the log, so its failure to read one comes as the body: while a
       // just-exited instance's log is not readable yet, or one rotated away as the container restarted.
-      if (kubeletLogFailure.test(text)) return { ...alert, logError: `no log yet: ${text.trim()}`.slice(0, 1024) };
+      if (isKubeletLogFailure(text)) return { ...alert, logError: `no log yet: ${text.trim()}`.slice(0, 1024) };
       return { ...alert, logTail: text.slice(-logBytes) };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
