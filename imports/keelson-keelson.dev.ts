@@ -112,7 +112,7 @@ export interface ClusterPodAlertSpec {
   readonly alerts: ClusterPodAlertSpecAlerts;
 
   /**
-   * How long a pod may be unhealthy before it counts; a pod that restarted counts at once for an alert that fires already (a crash loop turns unready anew at each crash).
+   * How long a pod may be unhealthy before it counts; a crash loop's pod (failed lately) counts at once for an alert that fires already: it turns unready anew at each crash.
    *
    * @schema ClusterPodAlertSpec#gracePeriodSeconds
    */
@@ -857,7 +857,7 @@ export interface PodAlertSpec {
   readonly alerts: PodAlertSpecAlerts;
 
   /**
-   * How long a pod may be unhealthy before it counts; a pod that restarted counts at once for an alert that fires already (a crash loop turns unready anew at each crash).
+   * How long a pod may be unhealthy before it counts; a crash loop's pod (failed lately) counts at once for an alert that fires already: it turns unready anew at each crash.
    *
    * @schema PodAlertSpec#gracePeriodSeconds
    */

@@ -97,6 +97,9 @@ describe('posting to Alertmanager', () => {
     assert.ok(!('wait' in await sender.send('idle', 'shop', { url }, [], [], t0)));
     const idle = await sender.send('idle', 'shop', { url }, [], [], new Date(t0.getTime() + 2 * resendIntervalMs));
     assert.ok('wait' in idle && idle.wait >= 30_000, `an idle PodAlert waits ${JSON.stringify(idle)}`);
+    // Pointed elsewhere with nothing firing, it tries the new way there at once.
+    const moved = await sender.send('idle', 'shop', { url: `${url}/down` }, [], [], new Date(t0.getTime() + 2 * resendIntervalMs));
+    assert.ok(!('wait' in moved) && moved.condition.status === 'False', `a new URL was not tried: ${JSON.stringify(moved)}`);
     let at = t0.getTime();
     let failed;
     for (let i = 0; i < 8; i++) {

@@ -44,6 +44,12 @@ interface Lagging {
  * (five resends) never runs out in an outage of a few minutes. */
 const backoffMs = (failures: number) => Math.min(retryDelayMs(failures), resendIntervalMs);
 
+/**
+ * How long a replica may take to answer: a lagging one gets 2 s, as one that swallows packets would hold a worker for
+ * the whole of every post's timeout; every fourth try, the full 10 s, so one that is only slow catches up.
+ */
+const timeoutMs = (lagging: Lagging | undefined) => (lagging && lagging.failures % 4 !== 0 ? 2_000 : 10_000);
+
 /** In how long the first lagging replica's backoff is over; Infinity with none. */
 const nextDue = (lagging: Map<string, Lagging>, now: Date) =>
   Math.min(...[...lagging.values()].map((l) => l.at + backoffMs(l.failures) - now.getTime()));
@@ -70,8 +76,7 @@ export class AlertmanagerSender {
     const due = urls.filter((url) => !lagging.has(url) || now.getTime() - lagging.get(url)!.at >=
       backoffMs(lagging.get(url)!.failures));
     // With nothing firing and nothing resolved, the first post (of none) proves the way there; later ones tell nothing.
-    const unchanged = !resolutions.length && (last?.firing === digest && since < resendIntervalMs ||
-      Boolean(last && !last.failures && !firing.length));
+    const unchanged = !resolutions.length && last?.firing === digest && (since < resendIntervalMs || !firing.length);
     // Nothing new: only a lagging replica whose backoff is over is posted to, what it missed.
     const laggingDue = due.filter((url) => lagging.has(url));
     if (unchanged && !laggingDue.length) {
@@ -87,8 +92,7 @@ export class AlertmanagerSender {
       const { headers, ca } = await this.access(namespace, settings);
       const results = await Promise.allSettled(targets.map((url) => post(`${url.replace(/\/+$/, '')}/api/v2/alerts`,
         [...(lagging.get(url)?.missed ?? []).filter(fresh), ...current, ...firing], this.policy,
-        // A lagging replica gets a short while: one that swallows packets would hold a worker for the whole timeout.
-        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}), timeoutMs: lagging.has(url) ? 2_000 : 10_000 })));
+        { what: 'Alertmanager', headers, ...(ca ? { ca } : {}), timeoutMs: timeoutMs(lagging.get(url)) })));
       const missing = (l: Lagging | undefined) => [...l?.missed ?? [], ...current].filter(fresh).slice(-maxPendingResolutions);
       // One left out in its backoff misses these too.
       for (const [url, l] of lagging) if (!targets.includes(url)) lagging.set(url, { ...l, missed: missing(l) });
@@ -119,6 +123,11 @@ export class AlertmanagerSender {
         .join('; ')}; retrying it with backoff; the other replicas have every alert (${firing.length} firing now)` }
       : { type, status: 'True', reason: 'Delivered', message: `Alertmanager has every alert (${firing.length} firing now)` };
     return { delivered: resolutions, nextMs: Math.min(resendIntervalMs, Math.max(nextDue(lagging, now), 1_000)), condition };
+  }
+
+  /** Forgets what was posted for a PodAlert that no longer posts to Alertmanager: a new spec starts afresh. */
+  forget(uid: string): void {
+    this.last.delete(uid);
   }
 
   private logRefusal(namespace: string | undefined, error: unknown): void {

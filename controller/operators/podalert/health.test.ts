@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { alertText, hasRestarted, isKubeletLogFailure, trouble, type PodView } from './health.ts';
+import { alertText, failedLately, isKubeletLogFailure, trouble, type PodView } from './health.ts';
 
 const created = '2026-01-01T00:00:00Z';
 const pod = (status: PodView['status'], extra: Partial<PodView['metadata']> = {}): PodView =>
@@ -85,12 +85,17 @@ describe('pod health', () => {
     assert.ok(found.containers[0]!.message!.length <= 4096);
     assert.ok(alertText({ pod: 'web-1', namespace: 'shop', ...found, restarts: 1 }).length <= 4096);
   });
-  it('tells the kubelet\'s failure to read a log from a log, and a pod that restarted from one only starting', () => {
+  it('tells the kubelet\'s failure to read a log from a log, and a crash loop\'s pod from one only starting or long recovered', () => {
     assert.ok(isKubeletLogFailure('failed to try resolving symlinks in path "/var/log/pods/shop_web-1_0/app/0.log": lstat ' +
       '/var/log/pods/shop_web-1_0/app/0.log: no such file or directory'));
     assert.ok(isKubeletLogFailure('unable to retrieve container logs for containerd://0123'));
     assert.ok(!isKubeletLogFailure('starting\nfailed to try resolving symlinks in path /etc/app\n'));
-    assert.ok(hasRestarted(pod({ phase: 'Running', containerStatuses: [{ name: 'app', restartCount: 2 }] })));
-    assert.ok(!hasRestarted(pod({ phase: 'Pending', containerStatuses: [{ name: 'app', restartCount: 0 }] })));
+    const failedAt = (finishedAt: string, exitCode = 1) => pod({ phase: 'Running', containerStatuses: [{ name: 'app',
+      restartCount: 2, lastState: { terminated: { exitCode, finishedAt } } }] });
+    const now = new Date('2026-01-01T12:00:00Z');
+    assert.ok(failedLately(failedAt('2026-01-01T11:55:30Z'), 60_000, now));
+    assert.ok(!failedLately(failedAt('2026-01-01T11:53:00Z'), 60_000, now), 'a failure long before counts');
+    assert.ok(!failedLately(failedAt('2026-01-01T11:59:00Z', 0), 60_000, now), 'an exit with 0 counts');
+    assert.ok(!failedLately(pod({ phase: 'Pending', containerStatuses: [{ name: 'app', restartCount: 0 }] }), 60_000, now));
   });
 });

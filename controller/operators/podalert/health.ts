@@ -55,9 +55,17 @@ const restartedLately = (c: ContainerStatus, now: Date) => {
 
 const date = (value: string | undefined, fallback: Date) => (value ? new Date(value) : fallback);
 
-/** Whether a container of the pod has restarted: a crash loop's pod, not one only starting. */
-export const hasRestarted = (pod: PodView) => [...pod.status?.initContainerStatuses ?? [],
-  ...pod.status?.containerStatuses ?? []].some((c) => (c.restartCount ?? 0) > 0);
+/** The kubelet's longest back-off between a crash loop's restarts. */
+const longestBackOffMs = 5 * 60_000;
+
+/**
+ * Whether a container of the pod failed within `withinMs` and the longest back-off: a crash loop's pod, not one only
+ * starting, nor one that failed once long ago.
+ */
+export const failedLately = (pod: PodView, withinMs: number, now = new Date()) => [...pod.status?.initContainerStatuses ?? [],
+  ...pod.status?.containerStatuses ?? []].some(({ lastState }) => lastState?.terminated &&
+  lastState.terminated.exitCode !== 0 && now.getTime() - Date.parse(lastState.terminated.finishedAt ?? '') <
+  withinMs + longestBackOffMs);
 
 export function trouble(pod: PodView, now = new Date()): Trouble | undefined {
   if (pod.metadata.deletionTimestamp) return undefined;

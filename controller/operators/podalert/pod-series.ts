@@ -20,7 +20,7 @@ export class UnhealthyPodSeries {
     const kind = source === 'podalert' ? 'PodAlert' : 'ClusterPodAlert';
     this.gauge = new Gauge({ name: `keelson_${source}_pod_unhealthy`, registers: [registry],
       labelNames: [source, 'namespace', 'pod', 'owner_kind', 'owner', 'reason'],
-      help: `1 for each pod a ${kind} counts unhealthy (past its grace period, or restarted within it while its alert fires), by workload and reason (at most ` +
+      help: `1 for each pod a ${kind} counts unhealthy (past its grace period, or crash-looping within it while its alert fires), by workload and reason (at most ` +
         `${maxSeriesPerPodAlert} per ${kind}, the most recent)` });
   }
 

@@ -58,6 +58,19 @@ function statusOf(name: string, ok: (status: any) => boolean, what: string): Pro
   }, { timeoutMs: 60_000 });
 }
 
+/** A Deployment of `replicas` simulated pods in `state`, labelled app=<name>; and a PodAlert on them. */
+async function simulatedDeployment(name: string, replicas: number, state: string, gracePeriodSeconds: number): Promise<void> {
+  await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { replicas,
+    selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name, [simulateLabel]: state } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/web:1' }] } } } });
+  await podAlert(name, { gracePeriodSeconds, logLines: 0, selector: { matchLabels: { app: name } },
+    webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+}
+
+/** Makes a pod's Ready condition False since `at`, as a crash does. */
+const unreadySince = (pod: string, at: string) => kubectl('patch', 'pod', pod, '--subresource=status', '--type=strategic',
+  '-p', JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: at }] } }));
+
 const simulated = (pod: string, state: string, image = 'registry.example/app:1', team = 'shop') =>
   kubectl('run', pod, `--image=${image}`, `--labels=${simulateLabel}=${state},team=${team}`);
 
@@ -371,20 +384,32 @@ describe('PodAlert against the real control plane, as its ServiceAccount', () =>
   });
 
   it('keeps an alert firing through a crash loop\'s pod turning unready anew within its grace period', async () => {
-    await apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'anew', namespace },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'anew' } }, template: { metadata: { labels: { app: 'anew',
-        [simulateLabel]: 'crash-loop' } }, spec: { containers: [{ name: 'app', image: 'registry.example/web:1' }] } } } });
-    await podAlert('anew', { gracePeriodSeconds: 10, logLines: 0, selector: { matchLabels: { app: 'anew' } },
-      webhook: { secretRef: { name: 'alert-hook', key: 'url' } } });
+    await simulatedDeployment('anew', 1, 'crash-loop', 10);
     const first = await statusOf('anew', (s) => s.workloads?.length === 1, 'the alert, past the grace period');
     // The pod crashes again: its Ready condition turns False anew, now, and it is within its grace period again.
     const crashed = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    await kubectl('patch', 'pod', first.alerts[0].pod, '--subresource=status', '--type=strategic', '-p',
-      JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: crashed }] } }));
+    await unreadySince(first.alerts[0].pod, crashed);
     await statusOf('anew', (s) => s.alerts?.[0]?.since === crashed, 'the pod judged as crashed anew');
     const status = await statusOf('anew', (s) => s.pendingNotifications?.length === 0, 'nothing waiting');
     assert.deepEqual([status.workloads.length, status.workloads[0].since], [1, first.workloads[0].since]);
     assert.deepEqual(messagesFor('anew').map((m) => m.event), ['alert']);
+  });
+
+  it('lets a pod only starting within its grace period keep no alert firing', async () => {
+    await simulatedDeployment('churn', 2, 'image-pull-backoff', 3600);
+    const [crashing, starting] = await waitFor('both pods', async () => {
+      const pods = (await json('pods', '-l', 'app=churn')).items.map((p: any) => p.metadata.name);
+      return pods.length === 2 ? pods : undefined;
+    });
+    // One crash-loops, unready for two hours: past the grace period. The other, only pulling its image, is not.
+    await kubectl('label', 'pod', crashing, `${simulateLabel}=crash-loop`, '--overwrite');
+    await waitFor('the pod crash-looping', async () => (await json('pod', crashing)).status.phase === 'Running');
+    const longAgo = new Date(Date.now() - 2 * 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    await unreadySince(crashing, longAgo);
+    await statusOf('churn', (s) => s.workloads?.[0]?.unhealthyPods === 1, 'the alert, for the crash-looping pod');
+    await kubectl('label', 'pod', crashing, `${simulateLabel}=recovered`, '--overwrite');
+    await statusOf('churn', (s) => s.workloads?.length === 0, `the alert resolved, ${starting} still starting`);
+    assert.deepEqual(messagesFor('churn').map((m) => m.event), ['alert', 'resolved']);
   });
 
   it('posts a Deployment\'s one alert to Alertmanager, which routes it once, silences, and resolves it', async () => {
@@ -649,10 +674,11 @@ describe('PodAlert on the real node', { skip: withoutRealNode(cluster) }, () => 
 
       // Restarted, the controller posts the alert again: the same alert there, still firing since it began.
       await realController.stop();
+      const restartedAt = Date.now();
       realController = await startOperator(cluster, real, ['podalert'], scratch);
-      const again = await waitFor('the alert posted again', async () => {
+      const again = await waitFor('the alert posted again by the new controller', async () => {
         const found = (await alertmanager.alerts()).filter((a) => a.labels.podalert === 'crashers');
-        return found.length === 1 && Date.parse(found[0].updatedAt) > Date.parse(held.updatedAt) ? found[0] : undefined;
+        return found.length === 1 && Date.parse(found[0].updatedAt) > restartedAt ? found[0] : undefined;
       }, { timeoutMs: 60_000 });
       assert.deepEqual([again.fingerprint, again.startsAt], [held.fingerprint, held.startsAt]);
       assert.equal(await unhealthySeries(), 5);

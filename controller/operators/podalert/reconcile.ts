@@ -24,7 +24,7 @@ import { maxPendingResolutions, maxPostedAlerts, postable, resolution, workloadS
 import { AlertmanagerSender, labelKey } from './alertmanager-delivery.ts';
 import { groupByWorkload, maxListedWorkloads, sameAlert, workloadResolvedText, workloadText, type AlertIdentity,
   type UnhealthyPod, type WorkloadAlert } from './groups.ts';
-import { alertText, hasRestarted, isKubeletLogFailure, podViewFields, trouble, type Trouble } from './health.ts';
+import { alertText, failedLately, isKubeletLogFailure, podViewFields, trouble, type Trouble } from './health.ts';
 import { cronJobOf, workloadName, workloadOf } from './owner.ts';
 import { UnhealthyPodSeries } from './pod-series.ts';
 import { permissions } from './permissions.ts';
@@ -90,7 +90,7 @@ class PodAlertReconciler {
     this.pods = ctx.cache.informer<Pod>(types.pods, ctx.namespace, ctx.client, podView);
     this.jobs = ctx.cache.informer<KubeObject>(types.jobs, ctx.namespace, ctx.client, metadataView);
     this.unhealthy = new Gauge({ name: `keelson_${kind.name}_unhealthy_pods`, registers: [ctx.metrics.registry],
-      help: `Pods counted unhealthy (past the grace period, or restarted within it while their alert fires), per ${kind.definition.kind}`,
+      help: `Pods counted unhealthy (past the grace period, or crash-looping within it while their alert fires), per ${kind.definition.kind}`,
       labelNames: this.clusterScoped ? ['name'] : ['namespace', 'name'] });
     this.podSeries = new UnhealthyPodSeries(ctx.metrics.registry, kind.name);
     this.alertmanager = new AlertmanagerSender(ctx, this.destinations);
@@ -194,7 +194,10 @@ class PodAlertReconciler {
       conditions = setCondition(conditions, { type: 'WebhookDelivered', status: 'False', reason: 'OutboxOverflow',
         observedGeneration: generation, message: droppedText(dropped) });
     }
-    if (!spec.alertmanager) conditions = conditions.filter((c) => c.type !== 'AlertmanagerDelivered');
+    if (!spec.alertmanager) {
+      conditions = conditions.filter((c) => c.type !== 'AlertmanagerDelivered');
+      this.alertmanager.forget(podAlert.metadata.uid ?? keyOf(request));
+    }
     // Resolutions are in status before they are posted, as webhook messages are.
     const source = { label: this.kind.name, namespace: podAlert.metadata.namespace, name: podAlert.metadata.name, spec };
     // An alert whose reason or container moved on is another alert to Alertmanager: the one it was ends.
@@ -274,10 +277,10 @@ class PodAlertReconciler {
   }
 
   /**
-   * Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. A pod that
-   * restarted counts within its grace period for an alert that fires already: a crash loop's pod turns unready anew
-   * at each crash, which is no recovery to resolve and fire again after the grace period. A pod only starting does
-   * not: a workload that always has one (scaling, churn) would never resolve.
+   * Every matching pod is judged; only the most recent `maxListedAlerts` become alerts, with their logs. A crash
+   * loop's pod counts within its grace period for an alert that fires already: it turns unready anew at each crash,
+   * which is no recovery to resolve and fire again after the grace period. A pod only starting does not: a workload
+   * that always has one (scaling, churn) would never resolve.
    */
   private async evaluate(spec: AlertSpec, namespaces: string[], previous: Alert[], now: Date,
     firing: (identity: AlertIdentity) => boolean):
@@ -293,7 +296,7 @@ class PodAlertReconciler {
       const problem = trouble(pod);
       if (!problem) continue;
       const counts = problem.since.getTime() + spec.gracePeriodSeconds * 1000;
-      if (counts > now.getTime() && !(hasRestarted(pod) && firing({ ...(this.clusterScoped
+      if (counts > now.getTime() && !(failedLately(pod, spec.gracePeriodSeconds * 1000, now) && firing({ ...(this.clusterScoped
         ? { namespace: pod.metadata.namespace } : {}), owner: workloadName(workloadOfPod(pod)),
       ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) }))) {
         nextCrossing = Math.min(nextCrossing, counts);

@@ -21,8 +21,8 @@ export function podAlertSpecFields(scope: ReferenceScope) {
         'off and clears alerts.', required: true }),
     }, { description: 'What to alert on.', required: true }),
     selector: labelSelector(`The pods to watch; default every pod in ${own}.`),
-    gracePeriodSeconds: integer({ description: 'How long a pod may be unhealthy before it counts; a pod that restarted ' +
-      'counts at once for an alert that fires already (a crash loop turns unready anew at each crash).', minimum: 0,
+    gracePeriodSeconds: integer({ description: 'How long a pod may be unhealthy before it counts; a crash loop\'s pod ' +
+      '(failed lately) counts at once for an alert that fires already: it turns unready anew at each crash.', minimum: 0,
       maximum: 86400, default: 60 }),
     logLines: integer({ description: 'Lines of the failing container\'s log to capture (the previous instance for a ' +
       'crash loop).', minimum: 0, maximum: 200, default: 20 }),
@@ -90,7 +90,7 @@ const containerReport = object({
 }, { description: 'One container\'s state.' });
 
 export const podAlertStatus = statusOf({
-  unhealthyPods: integer({ description: 'Pods counted unhealthy now: past the grace period, or restarted within it ' +
+  unhealthyPods: integer({ description: 'Pods counted unhealthy now: past the grace period, or crash-looping within it ' +
     'while their alert fires.', minimum: 0 }),
   lastEvaluationTime: string({ description: 'When pods were last checked.', format: 'date-time' }),
   unhealthyWorkloads: integer({ description: 'Alerts firing now: workloads with a pod unhealthy past the grace ' +
