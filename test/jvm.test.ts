@@ -1,6 +1,7 @@
 // The JVMs behind simulated pods' containers (test/support/jvm.ts) must stop however they ended: a cleanup that
 // waits for an exit that already came never finishes, and its test file's after hook with it, leaving users leased
-// and directories (with ServiceAccount kubeconfigs) behind. A user goes back to the pool once no exec into its pod can start as it.
+// and directories (with ServiceAccount kubeconfigs) behind. A user goes back to the pool once no exec into its pod
+// can start as it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';

@@ -291,14 +291,16 @@ class PodAlertReconciler {
     const jobOwner = (namespace: string | undefined) => (job: string) =>
       cronJobOf(this.jobs.get(keyOf({ namespace, name: job }))?.metadata);
     const workloadOfPod = (pod: Pod) => workloadOf(pod.metadata, jobOwner(pod.metadata.namespace));
+    // Counted at once; the evaluation period judges it again, so it needs no crossing of its own.
+    const keepsFiring = (pod: Pod) => failedLately(pod, spec.gracePeriodSeconds * 1000, now) && firing({
+      ...(this.clusterScoped ? { namespace: pod.metadata.namespace } : {}), owner: workloadName(workloadOfPod(pod)),
+      ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) });
     for (const pod of namespaces.flatMap((n) => this.pods.listNamespace(n))) {
       if (!matches(spec.selector ?? {}, pod.metadata.labels)) continue;
       const problem = trouble(pod);
       if (!problem) continue;
       const counts = problem.since.getTime() + spec.gracePeriodSeconds * 1000;
-      if (counts > now.getTime() && !(failedLately(pod, spec.gracePeriodSeconds * 1000, now) && firing({ ...(this.clusterScoped
-        ? { namespace: pod.metadata.namespace } : {}), owner: workloadName(workloadOfPod(pod)),
-      ...(spec.groupBy === 'pod' ? { pod: pod.metadata.name } : {}) }))) {
+      if (counts > now.getTime() && !keepsFiring(pod)) {
         nextCrossing = Math.min(nextCrossing, counts);
         continue;
       }
