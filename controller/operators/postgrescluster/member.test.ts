@@ -1,7 +1,7 @@
 // The member lifecycle against real PostgreSQL (Debian's packages), run by the very scripts member pods run: a seed,
-// replicas cloned from it, a failover to the replica with the most WAL, the old primary rewound back in as a
-// replica, members that cannot be rewound or were cloned halfway cloned afresh, and a recovery from what pgBackRest
-// archived. Data written before each step is read back after it.
+// replicas cloned from it, a failover to the replica with the most WAL (each asked once it can take no more from the
+// old primary), the old primary rewound back in as a replica, members that cannot be rewound or were cloned halfway
+// cloned afresh, and a recovery from what pgBackRest archived. Data written before each step is read back after it.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { appendFile, chown, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { heldLink } from '../../../test/support/held-link.ts';
 import { postgresScratch, runScript, servedCertificate, sql, startMember, type Environment, type Member }
   from '../../../test/support/postgres.ts';
 import { waitFor } from '../../../cluster/wait.ts';
@@ -124,7 +125,8 @@ describe('member scripts against real PostgreSQL', () => {
     await sql(environment, a, 'INSERT INTO notes (note) VALUES (\'last write\')');
     const written = lsnValue(await sql(environment, a, 'SELECT pg_current_wal_lsn()'));
     await shows(c, 'last write');
-    await waitFor('b to receive the last write', async () => (await position(b)).lsn >= written);
+    await waitFor('b to receive the last write', async () =>
+      lsnValue(await sql(environment, b, 'SELECT pg_last_wal_receive_lsn()')) >= written);
     await a.kill();
     const [pb, pc] = await Promise.all([position(b), position(c)]);
     assert.equal(pb.lsn, pc.lsn, 'both hold the same WAL');
@@ -137,7 +139,7 @@ describe('member scripts against real PostgreSQL', () => {
     // Made before b took writes, and none kept from when b was a replica.
     assert.equal(await slots(b), 'a:false\nc:false');
     assert.deepEqual((await rows(b)).split('\n'), ['seeded', 'last write']);
-    // In force before b took writes: its first commit waits for c, which still streams from the dead a.
+    // In force before b took writes: its first commit waits for c, which does not stream from it yet.
     assert.equal(await sql(environment, b, 'SHOW synchronous_standby_names'), 'ANY 1 ("c")');
     let committed = false;
     const commit = sql(environment, b, 'INSERT INTO notes (note) VALUES (\'after failover\')').then(() => { committed = true; });
@@ -480,6 +482,34 @@ describe('the member script as PID 1, fencing on its agent\'s word', () => {
     assert.match(primary.output(), /reloading PostgreSQL: its server certificate changed/);
     await silence();
   });
+});
+
+describe('a replica asked how far its WAL goes, as a failover asks', () => {
+  it('hangs up on its primary first: WAL a partition held back cannot take it past its answer once it heals',
+    async () => {
+      const primary = await member('cut', { MEMBER_ROLE: 'primary' });
+      const link = await heldLink(primary.port);
+      try {
+        const replica = await member('beyond', { MEMBER_ROLE: 'replica', PRIMARY_HOST: '127.0.0.1',
+          PRIMARY_PORT: String(link.port), REPLICATION_SLOT: 'beyond' });
+        await sql(environment, primary, 'CREATE TABLE cut (id int)');
+        await waitFor('the replica streaming', async () =>
+          await sql(environment, replica, 'SELECT status FROM pg_stat_wal_receiver') === 'streaming');
+        link.partition();
+        await sql(environment, primary, 'INSERT INTO cut VALUES (1)');
+        await waitFor('WAL held back on its way to the replica', async () => link.heldBytes > 0);
+        await primary.kill();
+        const answered = await position(replica);
+        assert.ok(link.clientHungUp, 'the replica answered while still connected to its old primary');
+        await link.heal();
+        // Had it kept the connection, the held WAL would reach it as soon as the link healed.
+        await assert.rejects(waitFor('the replica to go past its answer', async () =>
+          lsnValue(await sql(environment, replica, 'SELECT pg_last_wal_receive_lsn()')) > answered.lsn,
+        { timeoutMs: 3000, intervalMs: 200 }), /timed out/);
+      } finally {
+        await link.close();
+      }
+    });
 });
 
 describe('WAL positions', () => {

@@ -418,9 +418,22 @@ wait "$pid"`;
 /**
  * Prints "primary <lsn>" or "replica <lsn> <replayed lsn>": how far the member's WAL goes. A replica's goes as far as
  * it flushed what it received, replayed or not (promoted, it replays it all); nothing received yet, as far as it
- * replayed.
+ * replayed. A replica first ends its WAL receiver, which flushes what it has as it exits: the connection to a primary
+ * cut off may still bring WAL the old primary's kernel held back, once the network heals, after this answer. The
+ * replica would then go past the fork point of the member promoted on this answer, and could not follow it. The
+ * startup process starts a new receiver, which reaches only a primary that takes writes. A receiver that does not end
+ * within 3 s (hung on its disk, say) is not waited for: the member answers with what it flushed, as it would have.
  */
 export const positionScript = `${common}
+receiver=$(local_sql "SELECT pid FROM pg_stat_wal_receiver")
+if [ -n "$receiver" ]; then
+  kill -TERM "$receiver" 2>/dev/null || :
+  tries=0
+  while kill -0 "$receiver" 2>/dev/null && [ $tries -lt 30 ]; do
+    tries=$((tries + 1))
+    sleep 0.1
+  done
+fi
 local_sql "SELECT CASE WHEN pg_is_in_recovery()
   THEN 'replica ' || greatest(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) || ' ' || pg_last_wal_replay_lsn()
   ELSE 'primary ' || pg_current_wal_lsn() END"`;
