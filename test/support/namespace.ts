@@ -18,6 +18,12 @@ export interface InNamespace {
 /** When an Event happened: events.k8s.io's eventTime, or, for one recorded through core/v1, its first timestamp. */
 const timeOf = (event: any): string => event.eventTime ?? event.deprecatedFirstTimestamp ?? event.metadata.creationTimestamp;
 
+/**
+ * When an Event last happened, in ms since the epoch: a recorder counts a repeat within its window in the first
+ * Event's series, whose eventTime stays the first occurrence's.
+ */
+export const lastSeen = (event: any): number => Date.parse(event.series?.lastObservedTime ?? timeOf(event));
+
 export function inNamespace(cluster: LocalCluster, namespace: () => string): InNamespace {
   const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace(), ...args]);
   const get = (...args: string[]) => cluster.getJson(namespace(), ...args);

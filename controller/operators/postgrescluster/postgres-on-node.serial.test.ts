@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { controllerImage, postgresImage } from '../../../images/recipes.ts';
 import { freshNamespace, testCluster } from '../../../test/support/cluster.ts';
-import { inNamespace } from '../../../test/support/namespace.ts';
+import { inNamespace, lastSeen } from '../../../test/support/namespace.ts';
 import type { ControllerProcess } from '../../../test/support/controller-process.ts';
 import { installCrds, startOperator } from '../../../test/support/operator.ts';
 import { ContinuousWriter } from '../../../test/support/postgres-writer.ts';
@@ -226,11 +226,11 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
   it('loses no acknowledged write when the primary\'s pod is deleted, and writes again soon', async () => {
     await client('orders', 'CREATE TABLE acks (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'acks');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const primary = (await status()).primary;
     const deleted = Date.now();
     await kubectl('delete', 'pod', primary, '--wait=false');
-    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(deleted) >= 10, { timeoutMs: 120_000 });
+    await writer.acknowledged('writes acknowledged again', deleted, 120_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('acks', report.acknowledged), []);
     figures.push(`primary pod deleted: writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s`);
@@ -242,7 +242,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     'commits with a standby', async (t) => {
     await client('orders', 'CREATE TABLE twice (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'twice');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const { hold, release } = holdNewPods(t);
     await hold();
     const primaries: string[] = [(await status()).primary];
@@ -263,8 +263,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     const second = await promotedAfter(primaries[0]!);
     assert.ok(!second.synchronous.standbys.includes(primaries[0]), 'a member that cannot run is not waited for');
     const since = Date.now();
-    await waitFor(`writes acknowledged by ${second.primary}`, async () => writer.acknowledgedSince(since) >= 10,
-      { timeoutMs: 60_000 });
+    await writer.acknowledged(`writes acknowledged by ${second.primary}`, since, 60_000);
     // The second primary killed as a node's death would kill it.
     await kubectl('delete', 'pod', second.primary, '--grace-period=0', '--force', '--wait=false');
     const third = await promotedAfter(second.primary);
@@ -272,7 +271,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await release();
     await running(3, 'orders', (st) => st.primary === third.primary);
     const resumed = Date.now();
-    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(resumed) >= 10, { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged again', resumed, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('twice', report.acknowledged), []);
     figures.push(`two failovers with members unschedulable: ${report.acknowledged.length} acknowledged, none lost; ` +
@@ -348,7 +347,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     const resume = () => { try { process.kill(receiver, 'SIGCONT'); } catch { /* gone with its pod */ } };
     cleanups.push(async () => resume());
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'held');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 20, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000, 20);
     await kubectl('delete', 'pod', primary, '--wait=false');
     const promoted = await waitFor('a replica promoted', async () => {
       const st = await status();
@@ -357,7 +356,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     resume();
     assert.equal(promoted, paused, `${promoted} was promoted, not ${paused}, which had flushed every commit`);
     const since = Date.now();
-    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(since) >= 10, { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged again', since, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('held', report.acknowledged), []);
     await running(3);
@@ -373,15 +372,15 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
 
     await client('orders', 'CREATE TABLE moved (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'moved');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const deleted = Date.now();
     await kubectl('delete', 'pvc', primary, '--wait=false');
     const after = await running(3, 'orders', (st) => !st.members.some((m: any) => m.name === primary));
     const since = Date.now();
-    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(since) >= 10, { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged again', since, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('moved', report.acknowledged), []);
-    const happened = (await events('orders')).filter((e) => Date.parse(e.eventTime) >= deleted - 1000);
+    const happened = (await events('orders')).filter((e) => lastSeen(e) >= deleted - 1000);
     assert.deepEqual(happened.filter((e) => e.reason === 'Promoted').map((e) => /Promoted (\S+)/.exec(e.note)?.[1]),
       [after.primary], 'one switchover');
     assert.equal(happened.filter((e) => e.reason === 'StrangerRemoved').length, 0);
@@ -392,7 +391,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
   it('stops a primary cut off from the network before promoting another; it rejoins as a replica', async () => {
     await client('orders', 'CREATE TABLE cut (id int PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'cut');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const old = (await status()).primary;
     const oldPod = (await get('pod', old)).metadata.uid;
     const pid = await agentPid(old);
@@ -405,18 +404,18 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       return answer === undefined ? Date.now() : undefined;
     }, { timeoutMs: 60_000, intervalMs: 250 });
     const promoted = await waitFor('a replica promoted', async () => (await events('orders'))
-      .find((e) => e.reason === 'Promoted' && Date.parse(e.eventTime) > cut), { timeoutMs: failoverTimeoutMs + 120_000 });
-    assert.ok(stopped < Date.parse(promoted.eventTime), `${old} answered until ${new Date(stopped).toISOString()}, ` +
-      `after the promotion at ${promoted.eventTime}`);
+      .find((e) => e.reason === 'Promoted' && lastSeen(e) > cut), { timeoutMs: failoverTimeoutMs + 120_000 });
+    const promotedAt = lastSeen(promoted);
+    assert.ok(stopped < promotedAt, `${old} answered until ${new Date(stopped).toISOString()}, ` +
+      `after the promotion at ${new Date(promotedAt).toISOString()}`);
     assert.match(promoted.note, new RegExp(`in place of ${old}`));
     figures.push(`primary cut off: stopped ${((stopped - cut) / 1000).toFixed(1)} s after the cut, a replica promoted ` +
-      `after ${((Date.parse(promoted.eventTime) - cut) / 1000).toFixed(1)} s`);
+      `after ${((promotedAt - cut) / 1000).toFixed(1)} s`);
 
     // Healing: the link comes back if the pod is still there (the operator replaces it before promoting).
     const pod = await get('pod', old);
     if (pod?.metadata.uid === oldPod) await inPodNetwork(pid, 'link', 'set', 'eth0', 'up').catch(() => undefined);
-    await waitFor('writes acknowledged again', async () => writer.acknowledgedSince(Date.parse(promoted.eventTime)) >= 10,
-      { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged again', promotedAt, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('cut', report.acknowledged), []);
     figures.push(`writes stopped for ${(report.longestGapMs / 1000).toFixed(1)} s`);
@@ -465,12 +464,12 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     await waitFor('orders to take writes', () => client('orders', 'CREATE TABLE roll (id int PRIMARY KEY, at timestamptz ' +
       'DEFAULT now())').then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 1000 });
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'roll');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const before = (await status()).primary;
     await kubectl('patch', 'pgc', 'orders', '--type=merge', '-p', JSON.stringify({ spec: { version: '15.20' } }));
     const rolled = await running(3, 'orders', (st) => st.currentVersion === '15.20');
     const switched = Date.now();
-    await waitFor('writes acknowledged after the roll', async () => writer.acknowledgedSince(switched) >= 10, { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged after the roll', switched, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('roll', report.acknowledged), []);
     assert.notEqual(rolled.primary, before, 'the primary was switched over');
@@ -508,12 +507,12 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
 
     // A parameter a restart applies, one a reload applies and a rule: the members roll under writes, one at a time.
     const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'conf');
-    await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+    await writer.acknowledged('writes flowing', 0, 30_000);
     const before = (await status()).primary;
     const asked = Date.now();
     await configured(await setPostgresql({ parameters: { shared_buffers: '64MB', work_mem: '24MB' },
       pgHba: ['host all blocked all reject'] }));
-    await waitFor('writes acknowledged after the roll', async () => writer.acknowledgedSince(asked) >= 10, { timeoutMs: 60_000 });
+    await writer.acknowledged('writes acknowledged after the roll', asked, 60_000);
     const report = await writer.stop();
     assert.deepEqual(await lost('conf', report.acknowledged), []);
     assert.deepEqual(await everyMember('SHOW shared_buffers'), ['64MB', '64MB', '64MB']);
@@ -666,7 +665,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
         .metadata.annotations?.['keelson.dev/failsafe-peers'] === JSON.stringify(members.map((m: any) => m.name)
         .filter((m: string) => m !== primary)), { timeoutMs: 30_000 });
       const writer = ContinuousWriter.start(cluster, namespace, 'client', 'orders', 'outage');
-      await waitFor('writes flowing', async () => writer.acknowledgedCount >= 10, { timeoutMs: 30_000 });
+      await writer.acknowledged('writes flowing', 0, 30_000);
       const apiserver = cluster.state.pids['kube-apiserver']!;
       process.kill(apiserver, 'SIGSTOP');
       const frozen = new Date();
@@ -685,8 +684,7 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
       const committed = Number(await client('orders', `SELECT count(*) FROM outage WHERE at >= '${frozen.toISOString()}' ` +
         `AND at < '${new Date(thawed).toISOString()}'`));
       assert.ok(committed >= 50, `only ${committed} writes committed during the 30 s outage`);
-      await waitFor('writes acknowledged after the outage', async () => writer.acknowledgedSince(thawed) >= 10,
-        { timeoutMs: 60_000 });
+      await writer.acknowledged('writes acknowledged after the outage', thawed, 60_000);
       const report = await writer.stop();
       assert.deepEqual(await lost('outage', report.acknowledged), []);
       assert.equal((await running(3)).primary, primary);
