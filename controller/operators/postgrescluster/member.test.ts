@@ -75,8 +75,10 @@ describe('member scripts against real PostgreSQL', () => {
     await shows(b, 'seeded');
     await shows(c, 'seeded');
     assert.equal((await position(a)).role, 'primary');
+    // Asked its position, b ends its WAL receiver (as a failover asks it to) and streams again within moments.
     assert.equal((await position(b)).role, 'replica');
-    assert.equal(await sql(environment, a, 'SELECT count(*) FROM pg_stat_replication'), '2');
+    await waitFor('both replicas streaming', async () =>
+      await sql(environment, a, 'SELECT count(*) FROM pg_stat_replication') === '2');
     // Each streams through a slot of its own, made on the primary before it cloned.
     await waitFor('both slots in use', async () => (await slots(a)) === 'b:true\nc:true');
     assert.equal(await ready(a), 'ready');
