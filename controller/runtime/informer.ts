@@ -1,6 +1,7 @@
 // A list-then-watch cache of one resource type in one scope that never stops on its own: every watch error restarts
 // it with bounded backoff, a 410 Gone relists (emitting deletes for what vanished, and nothing for what did not
-// change), and a watch silent for too long (no event, not even a bookmark) is cut and reopened.
+// change), and a watch that stays silent past the sign of life it owes (a periodic bookmark, or its own end) is cut and
+// reopened.
 import { createInterface } from 'node:readline';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,9 +23,10 @@ export interface InformerHandler<T> {
 
 export interface InformerOptions {
   /**
-   * A watch that delivers nothing, not even a bookmark, for this long is restarted. The apiserver sends a bookmark
-   * at least once a minute (its cacher's bookmark frequency), so 70 s, as kopf uses, finds a dead connection that
-   * TCP would hold for many minutes.
+   * How late a watch's next sign of life may be before the watch is cut and reopened. Where the apiserver's watch
+   * cache serves the type it sends a bookmark about once a minute, so once one has come a watch silent for 70 s is
+   * cut. A type served from etcd directly sends none, and its quiet watch is healthy: it is cut only if it outlives
+   * its own timeout by this much. A dead peer is found sooner, by TCP keepalive (rest.ts).
    */
   silenceTimeoutMs: number;
   /** How long the apiserver keeps one watch open; by default 5 to 10 minutes at random, as client-go asks. */
@@ -95,6 +97,8 @@ export class Informer<T extends KubeObject> {
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
   private lastHeard = Date.now();
+  /** The apiserver has sent this informer periodic bookmarks: a watch's silence past one is then a failure. */
+  private heartbeats = false;
   private syncedOnce = false;
   /** Why the last list or watch failed, until one succeeds again. */
   private failure: string | undefined;
@@ -295,25 +299,28 @@ export class Informer<T extends KubeObject> {
     if (this.stopping.signal.aborted) cut.abort();
     let silent = false;
     this.lastHeard = Date.now();
-    // One timer per silence window, not a tick: a process at rest wakes about once a minute for it.
+    // The server ends each watch after a while; we then resume from resourceVersion.
+    const timeoutSeconds = this.options.watchTimeoutSeconds();
+    const serverEnds = this.lastHeard + timeoutSeconds * 1000;
     const { silenceTimeoutMs } = this.options;
+    // Until the apiserver has shown it sends this type bookmarks, a quiet watch owes no sign of life before its end.
+    const dueBy = () => (this.heartbeats ? this.lastHeard : Math.max(this.lastHeard, serverEnds)) + silenceTimeoutMs;
+    // One timer per silence window, not a tick: a process at rest wakes about once a minute for it.
     const checkSilence = () => {
-      const quietMs = Date.now() - this.lastHeard;
-      if (quietMs < silenceTimeoutMs) {
-        watchdog = setTimeout(checkSilence, silenceTimeoutMs - quietMs);
+      const leftMs = dueBy() - Date.now();
+      if (leftMs > 0) {
+        watchdog = setTimeout(checkSilence, leftMs);
         return;
       }
       silent = true;
       cut.abort();
     };
-    let watchdog = setTimeout(checkSilence, silenceTimeoutMs);
+    let watchdog = setTimeout(checkSilence, dueBy() - Date.now());
     const opened = performance.now();
     let heard = false;
     // Keys seen in the initial events, until the bookmark that ends them.
     let initial = this.resourceVersion === undefined ? new Set<string>() : undefined;
     try {
-      // The server ends each watch after a while; we then resume from resourceVersion.
-      const timeoutSeconds = this.options.watchTimeoutSeconds();
       const stream = await this.client.watch(this.type, this.namespace, initial
         ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds, labelSelector: this.labelSelector }
         : { resourceVersion: this.resourceVersion, timeoutSeconds, labelSelector: this.labelSelector }, cut.signal,
@@ -331,6 +338,7 @@ export class Informer<T extends KubeObject> {
           return 'gone';
         }
         if (outcome === 'synced') initial = undefined;
+        if (outcome === 'heartbeat') this.heartbeats = true;
       }
       // Cut before its initial events ended, the stream told only part of the state: list it, after a backoff.
       if (initial) {
@@ -343,7 +351,10 @@ export class Informer<T extends KubeObject> {
       return 'short';
     } catch (error) {
       if (silent) {
-        this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard }, 'watch silent; restarting');
+        this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard, heartbeats: this.heartbeats },
+          'watch silent past its due sign of life; restarting');
+        // Bookmarks may have stopped for good (an apiserver without a watch cache now): the next watch waits its end.
+        this.heartbeats = false;
         return 'silent';
       }
       throw error;
@@ -365,7 +376,7 @@ export class Informer<T extends KubeObject> {
   }
 
   /** `initial`: the keys seen so far while the watch is still sending its initial events. */
-  private apply(event: WatchEvent, initial: Set<string> | undefined): 'gone' | 'synced' | undefined {
+  private apply(event: WatchEvent, initial: Set<string> | undefined): 'gone' | 'synced' | 'heartbeat' | undefined {
     const object = event.object;
     if (event.type === 'ERROR') {
       if (object.code === 410) return 'gone';
@@ -373,8 +384,11 @@ export class Informer<T extends KubeObject> {
         this.label);
     }
     if (event.type === 'BOOKMARK') {
-      if (!initial) this.resourceVersion = object.metadata.resourceVersion;
-      else if (object.metadata.annotations?.[initialEventsEnd] === 'true') {
+      if (!initial) {
+        this.resourceVersion = object.metadata.resourceVersion;
+        return 'heartbeat';
+      }
+      if (object.metadata.annotations?.[initialEventsEnd] === 'true') {
         this.synced(initial, object.metadata.resourceVersion!);
         return 'synced';
       }

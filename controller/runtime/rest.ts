@@ -45,6 +45,24 @@ const defaultAuthRefreshMs = 60_000;
 /** As client-go: a request the apiserver asks to be sent again later is sent at most this many times in all. */
 const maxAttempts = 10;
 const longestRetryAfterMs = 60_000;
+/**
+ * A connection quiet this long is probed by TCP keepalive; Node's libuv then probes each second and gives up after
+ * ten unanswered, so a watch to a peer that is gone (a partition, a host that died) fails in about 25 s and restarts,
+ * while a watch that is merely quiet is left open. client-go's HTTP/2 pings serve the same end.
+ */
+const keepAliveIdleMs = 15_000;
+
+/**
+ * A body cut short by its socket's failure fails with that failure (ETIMEDOUT when keepalive went unanswered), where
+ * Node would say only "aborted".
+ */
+function failingWithItsSocket(res: IncomingMessage): IncomingMessage {
+  const socket = res.socket;
+  const fail = (error: Error) => res.destroy(error);
+  socket.once('error', fail);
+  res.once('close', () => socket.off('error', fail));
+  return res;
+}
 
 /**
  * How long the apiserver asks us to wait before sending the request again, or undefined when it does not: a 429
@@ -134,7 +152,7 @@ export class RestClient {
     const signal = signalFor(spec.signal);
     for (let attempt = 1; ; attempt++) {
       const res = await this.send(spec, signal);
-      if (res.statusCode! >= 200 && res.statusCode! < 300) return res;
+      if (res.statusCode! >= 200 && res.statusCode! < 300) return failingWithItsSocket(res);
       const waitMs = attempt < maxAttempts ? retryAfterMs(res, spec.method) : undefined;
       if (waitMs === undefined) throw apiError(res.statusCode!, await readBody(res), spec.method, spec.path);
       res.resume();
@@ -165,6 +183,7 @@ export class RestClient {
       if (spec.timeoutMs) {
         req.setTimeout(spec.timeoutMs, () => req.destroy(new Error(`${spec.method} ${path}: no answer in ${spec.timeoutMs}ms`)));
       }
+      req.on('socket', (socket) => socket.setKeepAlive(true, keepAliveIdleMs));
       req.on('error', reject);
       req.end(body);
     });

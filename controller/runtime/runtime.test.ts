@@ -11,7 +11,9 @@ import { fixturePermissions } from '../../test/runtime/fixture.ts';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
 import { ControllerProcess, type LogLine } from '../../test/support/controller-process.ts';
 import { repoRoot } from '../../cluster/paths.ts';
+import { blackhole } from '../../test/support/blackhole.ts';
 import { CuttableProxy } from '../../test/support/proxy.ts';
+import { withoutRealNode } from '../../test/support/real-node.ts';
 import { waitFor } from '../../cluster/wait.ts';
 import { pino } from 'pino';
 import { Client } from './client.ts';
@@ -272,8 +274,26 @@ describe('controller runtime', () => {
     });
   });
 
-  it('restarts a watch that goes silent, and loses nothing', async () => {
+  it('leaves a quiet watch open and unwarned while the apiserver owes it no bookmark', async () => {
+    // ConfigMaps here are served from etcd, without the watch cache's bookmarks, as any type without a cache is.
     const fixture = await startFixture(kubeconfig, [], { KEELSON_WATCH_SILENCE_TIMEOUT_MS: '3000' });
+    try {
+      await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+      await waitFor('the watch to stay open, quiet, for three times its silence limit', async () =>
+        await fixture.metric('keelson_watch_seconds_since_last_event') > 9, { timeoutMs: 30_000 });
+      assert.equal(await fixture.metric('keelson_watch_restarts_total'), 0, fixture.describe());
+      assert.deepEqual(fixture.logs.filter((l) => l.level === 'warn' || l.level === 'error'), [],
+        'a quiet watch was warned about');
+      await putSource('after-the-quiet', { heard: 'yes' });
+      await waitForMirror('after-the-quiet', { heard: 'yes' });
+    } finally {
+      await fixture.stop();
+    }
+  });
+
+  it('restarts a watch still silent past its own end, and loses nothing', async () => {
+    const fixture = await startFixture(kubeconfig, [], { KEELSON_WATCH_SILENCE_TIMEOUT_MS: '3000',
+      KEELSON_WATCH_TIMEOUT_SECONDS: '5' });
     try {
       await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
       const silent = await fixture.metric('keelson_watch_restarts_total', { reason: 'silent' });
@@ -288,6 +308,30 @@ describe('controller runtime', () => {
       await fixture.stop();
     }
   });
+
+  it('finds a watch whose peer is gone by TCP keepalive, well within its silence limit, and loses nothing',
+    { skip: withoutRealNode(cluster) }, async () => {
+      const fixture = await startFixture(kubeconfig);
+      try {
+        await waitFor('the fixture to be ready', async () => (await fixture.readyz().catch(() => 0)) === 200);
+        const from = fixture.logs.length;
+        const cut = Date.now();
+        const partition = await blackhole(proxy.port);
+        try {
+          await putSource('across-the-partition', { said: 'while the peer was gone' });
+          const failed = await fixture.waitForLog('the watch to fail on its silent peer', (l) =>
+            l.msg === 'watch failed; restarting' && String(l.err).includes('ETIMEDOUT'), { timeoutMs: 60_000 });
+          const foundMs = Date.parse(failed.time) - cut;
+          assert.ok(foundMs < 45_000, `the gone peer was found after ${foundMs} ms`);
+          assert.deepEqual(fixture.logs.slice(from).filter((l) => String(l.msg).startsWith('watch silent')), []);
+        } finally {
+          await partition.lift();
+        }
+        await waitForMirror('across-the-partition', { said: 'while the peer was gone' }, 90_000);
+      } finally {
+        await fixture.stop();
+      }
+    });
 
   it('backs off from a watch endpoint that closes at once with nothing said', async () => {
     // The apiserver ends a watch asked to last -1 s as soon as it opens, with a clean end of stream. Timed from the
