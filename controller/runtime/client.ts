@@ -31,6 +31,13 @@ const metadataOnly = (kind: 'PartialObjectMetadata' | 'PartialObjectMetadataList
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
+/**
+ * A watch whose headers do not come within this long is failed and retried: the apiserver sends them once the watch
+ * is set up, and a request hung before them (a peer that accepted it and went quiet) is one keepalive cannot see.
+ * Priority and fairness may queue a watch for up to a minute, and a cache not fresh yet holds it 3 s more.
+ */
+const watchHeadersTimeoutMs = 65_000;
+
 const contentTypes: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   json: 'application/json-patch+json',
@@ -114,7 +121,7 @@ export class Client {
   Promise<IncomingMessage> {
     this.check(type, 'watch');
     return this.call('watch', type, () => this.rest.open({ method: 'GET', path: pathOf(type, namespace),
-      query: { ...query, watch: 1, allowWatchBookmarks: true }, signal,
+      query: { ...query, watch: 1, allowWatchBookmarks: true }, signal, headersTimeoutMs: watchHeadersTimeoutMs,
       accept: metadata ? metadataOnly('PartialObjectMetadata') : undefined }));
   }
 

@@ -1,7 +1,7 @@
 // A list-then-watch cache of one resource type in one scope that never stops on its own: every watch error restarts
 // it with bounded backoff, a 410 Gone relists (emitting deletes for what vanished, and nothing for what did not
-// change), and a watch that stays silent past the sign of life it owes (a periodic bookmark, or its own end) is cut and
-// reopened.
+// change), and a watch still open, silent, well past the end the server was asked for is cut and reopened.
+import type { IncomingMessage } from 'node:http';
 import { createInterface } from 'node:readline';
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,10 +23,10 @@ export interface InformerHandler<T> {
 
 export interface InformerOptions {
   /**
-   * How late a watch's next sign of life may be before the watch is cut and reopened. Where the apiserver's watch
-   * cache serves the type it sends a bookmark about once a minute, so once one has come a watch silent for 70 s is
-   * cut. A type served from etcd directly sends none, and its quiet watch is healthy: it is cut only if it outlives
-   * its own timeout by this much. A dead peer is found sooner, by TCP keepalive (rest.ts).
+   * How long a silent watch may outlive the end the server was asked for (timeoutSeconds) before it is cut. The
+   * apiserver sends bookmarks only for types its watch cache serves, and only when the type's version moved, so a
+   * quiet watch is healthy: no silence before its end is a failure. A peer that is gone is found sooner, by TCP
+   * keepalive (rest.ts); what this finds is a connection something between holds open with nothing coming through.
    */
   silenceTimeoutMs: number;
   /** How long the apiserver keeps one watch open; by default 5 to 10 minutes at random, as client-go asks. */
@@ -54,6 +54,9 @@ const initialEventsEnd = 'k8s.io/initial-events-end';
 
 /** A watch that ends this soon with nothing delivered is a failure, not a normal end (as client-go's reflector). */
 const shortestHealthyWatchMs = 1_000;
+
+/** A delay setTimeout keeps: it fires at once for one below 1 ms and, beyond 2^31 - 1 ms, after 1 ms with a warning. */
+const timerDelay = (ms: number): number => Math.min(Math.max(ms, 1), 2 ** 31 - 1);
 
 type WatchEnd = 'closed' | 'short' | 'gone' | 'silent' | 'unstreamed';
 
@@ -97,8 +100,6 @@ export class Informer<T extends KubeObject> {
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
   private lastHeard = Date.now();
-  /** The apiserver has sent this informer periodic bookmarks: a watch's silence past one is then a failure. */
-  private heartbeats = false;
   private syncedOnce = false;
   /** Why the last list or watch failed, until one succeeds again. */
   private failure: string | undefined;
@@ -298,36 +299,47 @@ export class Informer<T extends KubeObject> {
     // A stop that came while the list was still being read is heard here, or the watch would run till it fell silent.
     if (this.stopping.signal.aborted) cut.abort();
     let silent = false;
-    this.lastHeard = Date.now();
-    // The server ends each watch after a while; we then resume from resourceVersion.
-    const timeoutSeconds = this.options.watchTimeoutSeconds();
-    const serverEnds = this.lastHeard + timeoutSeconds * 1000;
-    const { silenceTimeoutMs } = this.options;
-    // Until the apiserver has shown it sends this type bookmarks, a quiet watch owes no sign of life before its end.
-    const dueBy = () => (this.heartbeats ? this.lastHeard : Math.max(this.lastHeard, serverEnds)) + silenceTimeoutMs;
-    // One timer per silence window, not a tick: a process at rest wakes about once a minute for it.
-    const checkSilence = () => {
-      const leftMs = dueBy() - Date.now();
-      if (leftMs > 0) {
-        watchdog = setTimeout(checkSilence, leftMs);
-        return;
-      }
-      silent = true;
-      cut.abort();
-    };
-    let watchdog = setTimeout(checkSilence, dueBy() - Date.now());
+    let watchdog: NodeJS.Timeout | undefined;
+    let stream: IncomingMessage | undefined;
     const opened = performance.now();
     let heard = false;
     // Keys seen in the initial events, until the bookmark that ends them.
     let initial = this.resourceVersion === undefined ? new Set<string>() : undefined;
     try {
-      const stream = await this.client.watch(this.type, this.namespace, initial
+      // The server ends each watch after a while; we then resume from resourceVersion.
+      const timeoutSeconds = this.options.watchTimeoutSeconds();
+      // 0 would leave the end to the apiserver (30 to 60 minutes), past which no silence could be judged.
+      if (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds === 0) {
+        throw new Error(`watchTimeoutSeconds gave ${timeoutSeconds}: expected whole seconds other than 0`);
+      }
+      const answer = await this.client.watch(this.type, this.namespace, initial
         ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds, labelSelector: this.labelSelector }
         : { resourceVersion: this.resourceVersion, timeoutSeconds, labelSelector: this.labelSelector }, cut.signal,
         this.metadataOnly)
         .catch((error: unknown) => this.unstreamed(error, initial));
-      if (stream === 'unstreamed') return stream;
-      stream.on('data', () => (this.lastHeard = Date.now()));
+      if (answer === 'unstreamed') return answer;
+      stream = answer;
+      // Monotonic time: a step of the wall clock neither cuts a watch nor spares one.
+      let heardAt = performance.now();
+      this.lastHeard = Date.now();
+      stream.on('data', () => {
+        heardAt = performance.now();
+        this.lastHeard = Date.now();
+      });
+      const serverEnds = heardAt + timeoutSeconds * 1000;
+      const { silenceTimeoutMs } = this.options;
+      const dueBy = () => Math.max(heardAt, serverEnds) + silenceTimeoutMs;
+      // One timer, re-armed as it fires: a quiet watch wakes the process about once per watch.
+      const checkSilence = () => {
+        const leftMs = dueBy() - performance.now();
+        if (leftMs > 0) {
+          watchdog = setTimeout(checkSilence, timerDelay(leftMs));
+          return;
+        }
+        silent = true;
+        cut.abort();
+      };
+      watchdog = setTimeout(checkSilence, timerDelay(dueBy() - performance.now()));
       for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
         if (!line.trim()) continue;
         heard = true;
@@ -338,7 +350,6 @@ export class Informer<T extends KubeObject> {
           return 'gone';
         }
         if (outcome === 'synced') initial = undefined;
-        if (outcome === 'heartbeat') this.heartbeats = true;
       }
       // Cut before its initial events ended, the stream told only part of the state: list it, after a backoff.
       if (initial) {
@@ -350,11 +361,11 @@ export class Informer<T extends KubeObject> {
       this.log.warn({ informer: this.label }, 'watch closed at once with nothing delivered; retrying with backoff');
       return 'short';
     } catch (error) {
+      // An error event or a line that is not JSON: the connection is not left open until the server ends it.
+      stream?.destroy();
       if (silent) {
-        this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard, heartbeats: this.heartbeats },
-          'watch silent past its due sign of life; restarting');
-        // Bookmarks may have stopped for good (an apiserver without a watch cache now): the next watch waits its end.
-        this.heartbeats = false;
+        this.log.warn({ informer: this.label, silentForMs: Date.now() - this.lastHeard },
+          'watch outlived its own end in silence; restarting');
         return 'silent';
       }
       throw error;
@@ -376,7 +387,7 @@ export class Informer<T extends KubeObject> {
   }
 
   /** `initial`: the keys seen so far while the watch is still sending its initial events. */
-  private apply(event: WatchEvent, initial: Set<string> | undefined): 'gone' | 'synced' | 'heartbeat' | undefined {
+  private apply(event: WatchEvent, initial: Set<string> | undefined): 'gone' | 'synced' | undefined {
     const object = event.object;
     if (event.type === 'ERROR') {
       if (object.code === 410) return 'gone';
@@ -384,11 +395,8 @@ export class Informer<T extends KubeObject> {
         this.label);
     }
     if (event.type === 'BOOKMARK') {
-      if (!initial) {
-        this.resourceVersion = object.metadata.resourceVersion;
-        return 'heartbeat';
-      }
-      if (object.metadata.annotations?.[initialEventsEnd] === 'true') {
+      if (!initial) this.resourceVersion = object.metadata.resourceVersion;
+      else if (object.metadata.annotations?.[initialEventsEnd] === 'true') {
         this.synced(initial, object.metadata.resourceVersion!);
         return 'synced';
       }

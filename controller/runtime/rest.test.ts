@@ -1,6 +1,6 @@
 // The REST client against the real apiserver: reading credentials again (as it does every minute, for rotated
 // tokens and certificates) must not drop open connections when the credentials are the same; a request the apiserver
-// throttles is sent again when it says.
+// throttles is sent again when it says; one whose headers never come is given up.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:https';
@@ -137,5 +137,35 @@ it('waits as a 429 from priority and fairness asks (Retry-After), then gets its 
   } finally {
     await cluster.kubectl(['delete', ...clusterObjects, '--ignore-not-found']);
     await new Promise((resolve) => hook.close(resolve));
+  }
+});
+
+it('gives up on a request whose response headers do not come, and not on a body that takes its time', async () => {
+  // A server on this machine that accepts requests and says nothing, as a hung peer or a proxy whose backend is gone.
+  const pki = join(cluster.state.dir, 'pki');
+  const server = createServer({ cert: await readFile(join(pki, 'apiserver.crt')), key: await readFile(join(pki, 'apiserver.key')) },
+    (req, res) => {
+      if (req.url !== '/slow') return;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).flushHeaders();
+      setTimeout(() => res.end('late\n'), 2_500);
+    });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const config = new KubeConfig();
+  config.loadFromOptions({ clusters: [{ name: 'quiet', server: `https://127.0.0.1:${(server.address() as { port: number }).port}`,
+    caFile: join(pki, 'ca.crt') }], users: [{ name: 'nobody' }], contexts: [{ name: 'quiet', cluster: 'quiet', user: 'nobody' }],
+  currentContext: 'quiet' });
+  const rest = new RestClient(config, 'keelson-test');
+  try {
+    // Bounded by a signal of its own, so that a client without the timeout fails here rather than hangs the file.
+    await assert.rejects(rest.open({ method: 'GET', path: '/silent', headersTimeoutMs: 1_000,
+      signal: AbortSignal.timeout(10_000) }), /no response headers in 1000ms/);
+    const slow = await rest.open({ method: 'GET', path: '/slow', headersTimeoutMs: 1_000 });
+    let body = '';
+    for await (const chunk of slow) body += chunk;
+    assert.equal(body, 'late\n');
+  } finally {
+    rest.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 });

@@ -39,6 +39,11 @@ export interface RequestSpec {
   signal?: AbortSignal;
   /** No answer within this long aborts the request. Default 30 s; streams have none. */
   timeoutMs?: number;
+  /**
+   * No response headers within this long abort the request; what follows them may take as long as it does. For
+   * streams: the apiserver answers a watch's headers once the watch is set up.
+   */
+  headersTimeoutMs?: number;
 }
 
 const defaultAuthRefreshMs = 60_000;
@@ -46,9 +51,10 @@ const defaultAuthRefreshMs = 60_000;
 const maxAttempts = 10;
 const longestRetryAfterMs = 60_000;
 /**
- * A connection quiet this long is probed by TCP keepalive; Node's libuv then probes each second and gives up after
- * ten unanswered, so a watch to a peer that is gone (a partition, a host that died) fails in about 25 s and restarts,
- * while a watch that is merely quiet is left open. client-go's HTTP/2 pings serve the same end.
+ * A connection that has received nothing this long is probed by TCP keepalive; Node's libuv then probes each second
+ * and gives up after ten unanswered, so a watch to a peer that is gone (a partition, a host that died) fails at most
+ * 25 s after it last heard anything, while a watch that is merely quiet is left open. The probes are answered by the
+ * peer's kernel: a proxy in between answers for a backend that is gone, which the informer's silence limit covers.
  */
 const keepAliveIdleMs = 15_000;
 
@@ -180,6 +186,19 @@ export class RestClient {
         path: `${this.server.pathname.replace(/\/$/, '')}${path}`, method: spec.method, headers, agent: this.agent,
         ...(auth.auth ? { auth: auth.auth } : {}), signal,
       }, resolve);
+      // Rejected at once: a request still waiting for one of the agent's sockets reports its error only once it has one.
+      const fail = (error: Error) => {
+        req.destroy(error);
+        reject(error);
+      };
+      const onAbort = () => fail(signal!.reason as Error);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => signal?.removeEventListener('abort', onAbort));
+      if (spec.headersTimeoutMs) {
+        const timer = setTimeout(() => fail(new Error(`${spec.method} ${path}: no response headers in ` +
+          `${spec.headersTimeoutMs}ms`)), spec.headersTimeoutMs);
+        req.once('response', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+      }
       if (spec.timeoutMs) {
         req.setTimeout(spec.timeoutMs, () => req.destroy(new Error(`${spec.method} ${path}: no answer in ${spec.timeoutMs}ms`)));
       }

@@ -45,3 +45,25 @@ it('loads the code of only the operators --controllers picks', async () => {
   assert.equal(code, 1);
   assert.deepEqual(loaded, ['second']);
 });
+
+it('refuses watch timeouts it cannot keep, before it loads anything', async () => {
+  const loaded: string[] = [];
+  const operator: DeferredOperator = { name: 'only', load: async () => {
+    loaded.push('only');
+    return { name: 'only', permissions: [], setup: () => undefined };
+  } };
+  const stderr = process.stderr.write;
+  let said = '';
+  process.stderr.write = ((chunk: string) => (said += chunk, true)) as typeof process.stderr.write;
+  try {
+    for (const [name, value] of [['KEELSON_WATCH_TIMEOUT_SECONDS', '0'], ['KEELSON_WATCH_TIMEOUT_SECONDS', '1e300'],
+      ['KEELSON_WATCH_SILENCE_TIMEOUT_MS', 'soon']] as const) {
+      said = '';
+      assert.equal(await runController(['--kubeconfig=/nonexistent/kubeconfig'], { [name]: value }, [operator]), 2);
+      assert.match(said, new RegExp(`^${name}=${value}: expected`));
+    }
+  } finally {
+    process.stderr.write = stderr;
+  }
+  assert.deepEqual(loaded, []);
+});

@@ -17,11 +17,26 @@ export interface Program<Extra extends string = never> extends Pick<ManagerOptio
 
 /** The informer settings the environment turns (tests shorten the watch's timeouts through them). */
 function informerSettings(env: NodeJS.ProcessEnv): Partial<InformerOptions> {
+  const silenceTimeoutMs = integerSetting(env, 'KEELSON_WATCH_SILENCE_TIMEOUT_MS', 1, 2 ** 31 - 1);
+  // 0 would leave the watch's end to the apiserver (30 to 60 minutes), which the silence watchdog must know; a
+  // negative timeout ends each watch at once, which tests use.
+  const timeoutSeconds = integerSetting(env, 'KEELSON_WATCH_TIMEOUT_SECONDS', -86_400, 86_400);
+  if (timeoutSeconds === 0) throw new Error('KEELSON_WATCH_TIMEOUT_SECONDS=0: expected seconds other than 0');
   return {
-    ...(env.KEELSON_WATCH_SILENCE_TIMEOUT_MS ? { silenceTimeoutMs: Number(env.KEELSON_WATCH_SILENCE_TIMEOUT_MS) } : {}),
-    ...(env.KEELSON_WATCH_TIMEOUT_SECONDS ? { watchTimeoutSeconds: () => Number(env.KEELSON_WATCH_TIMEOUT_SECONDS) } : {}),
+    ...(silenceTimeoutMs === undefined ? {} : { silenceTimeoutMs }),
+    ...(timeoutSeconds === undefined ? {} : { watchTimeoutSeconds: () => timeoutSeconds }),
     ...(env.KEELSON_INITIAL_STATE === 'list' ? { initialState: 'list' as const } : {}),
   };
+}
+
+function integerSetting(env: NodeJS.ProcessEnv, name: string, least: number, most: number): number | undefined {
+  const text = env[name];
+  if (!text) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < least || value > most) {
+    throw new Error(`${name}=${text}: expected an integer from ${least} to ${most}`);
+  }
+  return value;
 }
 
 /** An operator whose code is loaded only when `--controllers` picks it: a process runs none of the others' code. */
@@ -39,8 +54,10 @@ export async function runController<Extra extends string = never>(argv: string[]
   program: Program<Extra> = {}): Promise<number> {
   const { flags, envPrefix, ...names } = program;
   let options: ProgramOptions<Extra>;
+  let informers: Partial<InformerOptions>;
   try {
     options = parseControllerFlags(argv, env, operators.map((o) => o.name), flags, envPrefix);
+    informers = informerSettings(env);
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\nflags:\n${usage({ ...runtimeFlags(envPrefix), ...flags })}\n`);
     return 2;
@@ -57,7 +74,7 @@ export async function runController<Extra extends string = never>(argv: string[]
       .map((o) => 'setup' in o ? o : o.load()));
     const manager = new Manager(await loadKubeConfig(options.kubeconfig), log, chosen,
       { ...options, ...names, ...(options.leaderElectionId ? { leaseName: options.leaderElectionId } : {}),
-        identity: env.POD_NAME, informers: informerSettings(env), settings: options });
+        identity: env.POD_NAME, informers, settings: options });
     return await manager.run(stop.signal);
   } catch (error) {
     log.fatal({ err: error }, 'controller failed');
