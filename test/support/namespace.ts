@@ -24,6 +24,9 @@ const timeOf = (event: any): string => event.eventTime ?? event.deprecatedFirstT
  */
 export const lastSeen = (event: any): number => Date.parse(event.series?.lastObservedTime ?? timeOf(event));
 
+/** How many times an Event happened: a recorder counts repeats in its series. */
+export const timesSeen = (event: any): number => event.series?.count ?? 1;
+
 export function inNamespace(cluster: LocalCluster, namespace: () => string): InNamespace {
   const kubectl = (...args: string[]) => cluster.kubectl(['-n', namespace(), ...args]);
   const get = (...args: string[]) => cluster.getJson(namespace(), ...args);

@@ -13,7 +13,7 @@ export interface WriteReport {
 
 export class ContinuousWriter {
   private readonly acks: { id: number; at: number }[] = [];
-  private readonly failures: { id: number; at: number; error: string }[] = [];
+  private readonly failures: { at: number; error: string }[] = [];
   private ended?: string;
   private buffered = '';
 
@@ -25,8 +25,11 @@ export class ContinuousWriter {
       for (const line of lines) {
         const match = /^ok (\d+)$/.exec(line.trim());
         if (match) this.acks.push({ id: Number(match[1]), at: Date.now() });
-        const failed = /^fail (\d+) ?(.*)$/.exec(line.trim());
-        if (failed) this.failures.push({ id: Number(failed[1]), at: Date.now(), error: failed[2] || 'no answer within 5 s' });
+        const failed = /^fail \d+ (\d+) ?(.*)$/.exec(line.trim());
+        if (failed) {
+          const [, status, error] = failed;
+          this.failures.push({ at: Date.now(), error: error || (status === '124' ? 'no answer within 5 s' : `psql exited ${status}`) });
+        }
       }
     });
     child.once('exit', (code, signal) => { this.ended = `kubectl exec ended (${signal ?? code})`; });
@@ -37,7 +40,7 @@ export class ContinuousWriter {
     const stopFile = `/tmp/stop-writing-${table}`;
     const loop = `rm -f ${stopFile}; i=0; while [ ! -e ${stopFile} ]; do i=$((i+1));
       if out=$(timeout 5 psql -X -h ${host} -Atqc "INSERT INTO ${table} (id) VALUES ($i)" 2>&1);
-      then echo "ok $i"; else echo "fail $i $(echo "$out" | head -n 1)"; fi; sleep 0.1; done`;
+      then echo "ok $i"; else echo "fail $i $? $(echo "$out" | head -n 1)"; fi; sleep 0.1; done`;
     return new ContinuousWriter(spawn(cluster.kubectlPath, [`--kubeconfig=${cluster.state.kubeconfig}`, '-n', namespace,
       'exec', pod, '--', 'sh', '-c', loop], { stdio: ['ignore', 'pipe', 'ignore'] }),
     () => cluster.kubectl(['-n', namespace, 'exec', pod, '--', 'touch', stopFile]));
@@ -55,9 +58,9 @@ export class ContinuousWriter {
   async acknowledged(what: string, since: number, timeoutMs: number, count = 10): Promise<void> {
     await waitFor(what, async () => this.acknowledgedSince(since) >= count, { timeoutMs }).catch((error: Error) => {
       const failed = this.failures.filter((f) => f.at >= since);
-      const errors = [...new Set(failed.map((f) => f.error))].slice(-3);
+      const errors = [...new Set(failed.map((f) => f.error).reverse())].slice(0, 3);
       throw new Error(`${error.message}: ${this.acknowledgedSince(since)} acknowledged and ${failed.length} failed since` +
-        `${errors.length ? `, last errors: ${errors.join(' | ')}` : ''}${this.ended ? `; ${this.ended}` : ''}`);
+        `${errors.length ? `, latest errors: ${errors.join(' | ')}` : ''}${this.ended ? `; ${this.ended}` : ''}`);
     });
   }
 

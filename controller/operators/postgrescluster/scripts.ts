@@ -422,7 +422,8 @@ wait "$pid"`;
  * cut off may still bring WAL the old primary's kernel held back, once the network heals, after this answer. The
  * replica would then go past the fork point of the member promoted on this answer, and could not follow it. The
  * startup process starts a new receiver, which reaches only a primary that takes writes. A receiver that does not end
- * within 3 s (hung on its disk, say) is not waited for: the member answers with what it flushed, as it would have.
+ * within 3 s (hung on its disk, say) is not waited for: the member answers with what it flushed, as it would have,
+ * and can still take held-back WAL after its answer; a member that then cannot follow is cloned afresh (RECLONE_AFTER).
  */
 export const positionScript = `${common}
 receiver=$(local_sql "SELECT pid FROM pg_stat_wal_receiver")
