@@ -1,6 +1,7 @@
 // The REST client against the real apiserver: reading credentials again (as it does every minute, for rotated
 // tokens and certificates) must not drop open connections when the credentials are the same; a request the apiserver
-// throttles is sent again when it says; one whose headers never come is given up.
+// throttles is sent again when it says; one whose headers never come is given up, in its time even while it waits for
+// a connection.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:https';
@@ -140,8 +141,8 @@ it('waits as a 429 from priority and fairness asks (Retry-After), then gets its 
   }
 });
 
-it('gives up on a request whose response headers do not come, and not on a body that takes its time', async () => {
-  // A server on this machine that accepts requests and says nothing, as a hung peer or a proxy whose backend is gone.
+/** A server on this machine that accepts requests and says nothing, as a hung peer or a proxy whose backend is gone. */
+async function quietServer(): Promise<{ rest: RestClient; close: () => Promise<void> }> {
   const pki = join(cluster.state.dir, 'pki');
   const server = createServer({ cert: await readFile(join(pki, 'apiserver.crt')), key: await readFile(join(pki, 'apiserver.key')) },
     (req, res) => {
@@ -155,6 +156,15 @@ it('gives up on a request whose response headers do not come, and not on a body 
     caFile: join(pki, 'ca.crt') }], users: [{ name: 'nobody' }], contexts: [{ name: 'quiet', cluster: 'quiet', user: 'nobody' }],
   currentContext: 'quiet' });
   const rest = new RestClient(config, 'keelson-test');
+  return { rest, close: async () => {
+    rest.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  } };
+}
+
+it('gives up on a request whose response headers do not come, and not on a body that takes its time', async () => {
+  const { rest, close } = await quietServer();
   try {
     // Bounded by a signal of its own, so that a client without the timeout fails here rather than hangs the file.
     await assert.rejects(rest.open({ method: 'GET', path: '/silent', headersTimeoutMs: 1_000,
@@ -164,8 +174,24 @@ it('gives up on a request whose response headers do not come, and not on a body 
     for await (const chunk of slow) body += chunk;
     assert.equal(body, 'late\n');
   } finally {
-    rest.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await close();
+  }
+});
+
+it('gives up on a request in its time even while it waits for one of the connections, all held by hung requests', async () => {
+  const { rest, close } = await quietServer();
+  const hung = new AbortController();
+  try {
+    const holding = Array.from({ length: 64 }, () =>
+      rest.open({ method: 'GET', path: '/silent', signal: hung.signal }).catch(() => undefined));
+    const started = performance.now();
+    await assert.rejects(rest.json({ method: 'GET', path: '/silent', timeoutMs: 1_000, signal: AbortSignal.timeout(10_000) }),
+      /no answer in 1000ms/);
+    assert.ok(performance.now() - started < 5_000, 'given up about its timeout after the call');
+    hung.abort();
+    await Promise.all(holding);
+  } finally {
+    hung.abort();
+    await close();
   }
 });

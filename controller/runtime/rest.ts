@@ -37,7 +37,10 @@ export interface RequestSpec {
   /** The representation asked for; default plain JSON. */
   accept?: string;
   signal?: AbortSignal;
-  /** No answer within this long aborts the request. Default 30 s; streams have none. */
+  /**
+   * No response headers within this long of the call, a wait for a socket or a connection included, or a body that
+   * then stalls this long, abort the request. Default 30 s; streams have none.
+   */
   timeoutMs?: number;
   /**
    * No response headers within this long abort the request; what follows them may take as long as it does. For
@@ -181,29 +184,42 @@ export class RestClient {
     }
     signal?.throwIfAborted();
     return new Promise<IncomingMessage>((resolve, reject) => {
+      const timers: NodeJS.Timeout[] = [];
+      const onAbort = () => fail(signal!.reason as Error);
+      const settle = () => {
+        timers.forEach(clearTimeout);
+        signal?.removeEventListener('abort', onAbort);
+      };
       const req = request({
         protocol: this.server.protocol, hostname: this.server.hostname, port: this.server.port,
         path: `${this.server.pathname.replace(/\/$/, '')}${path}`, method: spec.method, headers, agent: this.agent,
         ...(auth.auth ? { auth: auth.auth } : {}), signal,
-      }, resolve);
-      // Rejected at once: a request still waiting for one of the agent's sockets reports its error only once it has one.
+      }, (res) => {
+        settle();
+        resolve(res);
+      });
+      // Rejected at once: a request still waiting for one of the agent's sockets, or for its connection, reports its
+      // error only once it has one, and Node's own timeout counts only from then.
       const fail = (error: Error) => {
+        settle();
         req.destroy(error);
         reject(error);
       };
-      const onAbort = () => fail(signal!.reason as Error);
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.once('close', () => signal?.removeEventListener('abort', onAbort));
-      if (spec.headersTimeoutMs) {
-        const timer = setTimeout(() => fail(new Error(`${spec.method} ${path}: no response headers in ` +
-          `${spec.headersTimeoutMs}ms`)), spec.headersTimeoutMs);
-        req.once('response', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
-      }
+      req.once('close', settle);
+      const timedOut = (what: string, ms: number) => new Error(`${spec.method} ${path}: ${what} in ${ms}ms`);
+      const giveUpAfter = (ms: number, what: string) => timers.push(setTimeout(() => fail(timedOut(what, ms)), ms));
+      if (spec.headersTimeoutMs) giveUpAfter(spec.headersTimeoutMs, 'no response headers');
       if (spec.timeoutMs) {
-        req.setTimeout(spec.timeoutMs, () => req.destroy(new Error(`${spec.method} ${path}: no answer in ${spec.timeoutMs}ms`)));
+        giveUpAfter(spec.timeoutMs, 'no answer');
+        // Once answered, a body that stalls this long is given up too.
+        req.setTimeout(spec.timeoutMs, () => req.destroy(timedOut('no answer', spec.timeoutMs!)));
       }
       req.on('socket', (socket) => socket.setKeepAlive(true, keepAliveIdleMs));
-      req.on('error', reject);
+      req.on('error', (error) => {
+        settle();
+        reject(error);
+      });
       req.end(body);
     });
   }

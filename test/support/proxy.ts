@@ -18,7 +18,6 @@ export class CuttableProxy {
       const upstream = connect(target.port, target.host);
       const pair: [Socket, Socket] = [client, upstream];
       proxy.pairs.add(pair);
-      if (proxy.frozen) pair.forEach((s) => s.pause());
       const close = () => {
         proxy!.pairs.delete(pair);
         client.destroy();
@@ -26,6 +25,8 @@ export class CuttableProxy {
       };
       client.on('error', close).on('close', close).pipe(upstream);
       upstream.on('error', close).on('close', close).pipe(client);
+      // After the pipes, which set their sources flowing.
+      if (proxy.frozen) pair.forEach((s) => s.pause());
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     proxy = new CuttableProxy(server, (server.address() as { port: number }).port);
