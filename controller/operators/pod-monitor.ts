@@ -60,7 +60,7 @@ export async function syncPodMonitor({ client, events }: { client: Client; event
   const { status, reason, message } = outcome.condition;
   const previous = (owner.status as { conditions?: Condition[] } | undefined)?.conditions
     ?.find((c) => c.type === 'PodMonitor');
-  if (status === 'False' && previous?.reason !== reason) await events.record(owner, 'Warning', reason, message);
+  if (status === 'False' && previous?.reason !== reason) events.record(owner, 'Warning', reason, message);
   return outcome;
 }
 

@@ -81,6 +81,8 @@ export interface ManagerOptions<Settings = undefined> {
 }
 
 const shutdownTimeoutMs = 25_000;
+/** How long a shutdown waits, after the reconciles, for Events still queued to be written. */
+const eventsFlushTimeoutMs = 3_000;
 
 export class Manager<Settings = undefined> {
   readonly metrics = new Metrics();
@@ -88,6 +90,7 @@ export class Manager<Settings = undefined> {
   private readonly rest: RestClient;
   private readonly client: Client;
   private readonly controllers: Controller[] = [];
+  private readonly recorders: EventRecorder[] = [];
   private readonly identity: string;
   private readonly leaseName: string;
   private servers: (Server | undefined)[] = [];
@@ -119,10 +122,12 @@ export class Manager<Settings = undefined> {
     const client = this.client.scoped([...this.permissionsOf(operator), ...eventPermissions],
       `${this.client.fieldManager}-${operator.name}`);
     const log = this.log.child({ operator: operator.name });
+    const events = new EventRecorder(client, operator.name, this.identity, log);
+    this.recorders.push(events);
     operator.setup({
       client,
       cache: this.cache,
-      events: new EventRecorder(client, operator.name, this.identity, log),
+      events,
       metrics: this.metrics,
       log,
       namespace: this.options.namespace,
@@ -193,6 +198,7 @@ export class Manager<Settings = undefined> {
         this.log.error({ timeoutMs: shutdownTimeoutMs }, 'reconciles still running at the shutdown deadline');
         exitCode = 1;
       }
+      await Promise.all(this.recorders.map((events) => events.flush(eventsFlushTimeoutMs)));
       renewal.abort();
       // Whatever ended leadership was thrown above already; the servers and watches below must still close.
       await leadership?.catch(() => undefined);

@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get as httpsGet } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeConfig } from '@kubernetes/client-node';
 import { policyRules } from '../../charts/rbac.ts';
 import { fixturePermissions } from '../../test/runtime/fixture.ts';
 import { freshNamespace, testCluster } from '../../test/support/cluster.ts';
@@ -16,6 +19,7 @@ import { CuttableProxy } from '../../test/support/proxy.ts';
 import { waitFor } from '../../cluster/wait.ts';
 import { pino } from 'pino';
 import { Client } from './client.ts';
+import { EventRecorder } from './events.ts';
 import { LeaderElector, type Lease } from './leader.ts';
 import { metricsAuthPermissions } from './metrics-auth.ts';
 import { eventPermissions, leaderElectionPermissions } from './permissions.ts';
@@ -50,6 +54,11 @@ async function mirrorOf(name: string): Promise<Record<string, string> | undefine
 function waitForMirror(name: string, data: Record<string, string> | undefined, timeoutMs = 30_000): Promise<boolean> {
   return waitFor(`${name}-mirror to hold ${JSON.stringify(data)}`, async () =>
     isDeepStrictEqual(await mirrorOf(name), data), { timeoutMs });
+}
+
+async function eventsAbout(name: string): Promise<{ reason: string; reportingController: string; series?: { count: number } }[]> {
+  return JSON.parse((await cluster.kubectl(['get', 'events.events.k8s.io', '-n', namespace, '--field-selector',
+    `regarding.name=${name}`, '-o', 'json'])).stdout).items;
 }
 
 async function grant(account: string): Promise<void> {
@@ -176,10 +185,11 @@ describe('controller runtime', () => {
     it('makes no API write when reconciling an object that needs nothing', async () => {
       await putSource('steady', { v: '1' });
       await waitForMirror('steady', { v: '1' });
-      // A reconcile still finishing (its Event written after the mirror) must not count here.
+      // A reconcile still finishing, or its Event still queued, must not count here.
       await waitFor('every reconcile to have returned', async () =>
         await fixture.metric('controller_runtime_active_workers', { controller: 'mirror' }) === 0 &&
         await fixture.metric('workqueue_depth', { name: 'mirror' }) === 0);
+      await waitFor('the Mirrored Event written', async () => (await eventsAbout('steady')).some((e) => e.reason === 'Mirrored'));
       const writes = async () => (await Promise.all(['create', 'update', 'patch', 'delete'].map((verb) =>
         fixture.metric('keelson_client_requests_total', { verb })))).reduce((a, b) => a + b, 0);
       const before = await writes();
@@ -209,12 +219,11 @@ describe('controller runtime', () => {
         await waitForMirror('chatty', { v });
       }
       const events = await waitFor('one Mirrored Event counted three times', async () => {
-        const items = JSON.parse((await cluster.kubectl(['get', 'events.events.k8s.io', '-n', namespace,
-          '--field-selector', 'regarding.name=chatty', '-o', 'json'])).stdout).items as any[];
-        return items.length === 1 && items[0].series?.count === 3 ? items : undefined;
+        const items = await eventsAbout('chatty');
+        return items.length === 1 && items[0]?.series?.count === 3 ? items : undefined;
       });
-      assert.equal(events[0].reason, 'Mirrored');
-      assert.equal(events[0].reportingController, 'keelson.dev/mirror');
+      assert.equal(events[0]!.reason, 'Mirrored');
+      assert.equal(events[0]!.reportingController, 'keelson.dev/mirror');
     });
 
     it('serves controller-runtime metrics with sensible values', async () => {
@@ -271,6 +280,29 @@ describe('controller runtime', () => {
       const phantom = fixture.logs.slice(from).filter(about('gone-steady', 'reconcile started'));
       assert.deepEqual(phantom, [], 'an unchanged object was reconciled after the relist');
     });
+  });
+
+  it('records an Event without holding its caller while the apiserver does not answer, then writes it', async () => {
+    const server = new URL(cluster.state.server);
+    const slow = await CuttableProxy.start({ host: server.hostname, port: Number(server.port) });
+    const config = new KubeConfig();
+    config.loadFromFile(await account('recorder', slow.url));
+    await grant('recorder');
+    const rest = new RestClient(config);
+    const recorder = new EventRecorder(new Client(rest, eventPermissions, 'test'), 'recorder', 'test', pino({ level: 'silent' }));
+    const regarding = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'recorded', namespace, uid: randomUUID() } };
+    try {
+      slow.freeze();
+      const returned = await Promise.race([Promise.resolve(recorder.record(regarding, 'Normal', 'Queued',
+        'written once the apiserver answers')).then(() => true), sleep(3_000).then(() => false)]);
+      assert.ok(returned, 'the caller was held until the Event was written');
+      slow.thaw();
+      await recorder.flush(30_000);
+      assert.deepEqual((await eventsAbout('recorded')).map((e) => e.reason), ['Queued']);
+    } finally {
+      rest.close();
+      await slow.close();
+    }
   });
 
   it('leaves a quiet watch open and unwarned until the apiserver ends it', async () => {

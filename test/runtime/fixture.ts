@@ -46,7 +46,7 @@ export const mirror: Operator = {
           metadata: { name, namespace: request.namespace, ownerReferences: [controllerReference(owner)] },
           data,
         }, configMaps.get(keyOf({ namespace: request.namespace, name })));
-        if (changed) await events.record(owner, 'Normal', 'Mirrored', `mirrored into ${name}`);
+        if (changed) events.record(owner, 'Normal', 'Mirrored', `mirrored into ${name}`);
         log.info({ resourceVersion: source.metadata.resourceVersion, changed }, 'reconciled');
       };
       if (!data.finalizer) return mirror();

@@ -180,7 +180,7 @@ class PodAlertReconciler {
     const { outbox, dropped } = spec.webhook ? queueNotifications(previous.pendingNotifications ?? [], incoming)
       : { outbox: [], dropped: 0 };
     if (dropped) {
-      await this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', droppedText(dropped));
+      this.ctx.events.record(podAlert, 'Warning', 'NotificationsDropped', droppedText(dropped));
     }
     const checking = spec.alerts.checkRunningPods;
     const count = `${unhealthy.size} unhealthy pod${unhealthy.size === 1 ? '' : 's'}` + (!this.clusterScoped ? ''
@@ -221,7 +221,7 @@ class PodAlertReconciler {
     this.podSeries.set(request, found);
     // Events follow the status they tell of: a write that fails (a conflict) records none, and its retry records once.
     for (const n of incoming.filter((m) => m.event !== 'repeat')) {
-      await this.ctx.events.record(podAlert, n.event === 'alert' ? 'Warning' : 'Normal',
+      this.ctx.events.record(podAlert, n.event === 'alert' ? 'Warning' : 'Normal',
         n.event === 'alert' ? 'Unhealthy' : 'Resolved', n.text);
     }
     if (incoming.length) {

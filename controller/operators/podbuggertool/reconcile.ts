@@ -62,7 +62,7 @@ class PodBuggerToolReconciler {
     const notAllowed = policyRefusal(this.policy, spec);
     if (notAllowed) {
       // Nothing is added to any pod; what was added before stays, since ephemeral containers cannot be removed.
-      await this.ctx.events.record(tool, 'Warning', notAllowed.reason, notAllowed.message);
+      this.ctx.events.record(tool, 'Warning', notAllowed.reason, notAllowed.message);
       await this.report(tool, { observedGeneration: generation }, { type: 'Ready', status: 'False', ...notAllowed,
         observedGeneration: generation });
       return;
@@ -89,16 +89,16 @@ class PodBuggerToolReconciler {
       const podRef = { ...pod, apiVersion: 'v1', kind: 'Pod' } as Pod & Owner;
       if (refusal) {
         refused.push(`pod ${pod.metadata.name}: ${refusal}`);
-        await this.ctx.events.record(tool, 'Warning', 'Refused', `Could not add debug container ${name} to pod ` +
+        this.ctx.events.record(tool, 'Warning', 'Refused', `Could not add debug container ${name} to pod ` +
           `${pod.metadata.name}: ${refusal}`);
-        await this.ctx.events.record(podRef, 'Warning', 'DebugContainerRefused', `PodBuggerTool ${tool.metadata.name}: ${refusal}`);
+        this.ctx.events.record(podRef, 'Warning', 'DebugContainerRefused', `PodBuggerTool ${tool.metadata.name}: ${refusal}`);
         continue;
       }
       injected.push({ pod: pod.metadata.name, container: name, time: timestamp() });
       log.info({ pod: pod.metadata.name, container: name }, 'added debug container');
-      await this.ctx.events.record(podRef, 'Normal', 'DebugContainerAdded',
+      this.ctx.events.record(podRef, 'Normal', 'DebugContainerAdded',
         `Added debug container ${name} (${spec.image}) for PodBuggerTool ${tool.metadata.name}`);
-      await this.ctx.events.record(tool, 'Normal', 'Injected', `Added debug container ${name} to pod ${pod.metadata.name}`);
+      this.ctx.events.record(tool, 'Normal', 'Injected', `Added debug container ${name} to pod ${pod.metadata.name}`);
     }
 
     const carrying = matched.filter((p) => carries(p, tool.metadata.name, name)).length + injected.length;

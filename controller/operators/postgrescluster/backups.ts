@@ -142,7 +142,7 @@ type Spec = PostgresClusterResource['spec'];
 export interface StoreBackupsDeps {
   run(namespace: string, pod: string, script: string, container: string): Promise<string>;
   pod(namespace: string, name: string): Pod | undefined;
-  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): void;
 }
 
 /** How often a running backup is looked at, and how long one may take to show in pgBackRest's lock. */
@@ -218,7 +218,7 @@ export class StoreBackups {
     } catch (error) {
       const message = `backup.schedule "${spec.backup.schedule}": ${(error as Error).message}`;
       if (cluster.status?.scheduledBackup?.message !== message) {
-        await this.deps.record(cluster, 'Warning', 'BackupScheduleInvalid', message).catch(() => {});
+        this.deps.record(cluster, 'Warning', 'BackupScheduleInvalid', message);
       }
       return { scheduledBackup: { token: cluster.status?.scheduledBackup?.token ?? 'none', phase: 'Failed', message } };
     }
@@ -279,9 +279,9 @@ export class StoreBackups {
       containerOf(cluster, on.metadata.name));
     const from = standby ? `the standby ${standby.pod.metadata.name} copying the data files, the primary ` +
       `${primary.metadata.name} starting and stopping it` : `the primary ${primary.metadata.name}`;
-    await this.deps.record(cluster, 'Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ` +
+    this.deps.record(cluster, 'Normal', 'BackupStarted', `${type === 'full' ? 'Full' : 'Incremental'} backup ` +
       `${token} started on ${on.metadata.name}, into ${spec.backup!.objectStore ? 'the object store' : 'the backup ' +
-      'volume'}, from ${from}`).catch(() => {});
+      'volume'}, from ${from}`);
     return { memberUid: on.metadata.uid!, status: { [slot]: { token, phase: 'Running' as const, member: on.metadata.name,
       ...standby ? { standbyOf: primary.metadata.name } : repositoryHost ? { primary: primary.metadata.name } : {},
       startTime, message: 'started' } } };
@@ -312,11 +312,11 @@ export class StoreBackups {
     if (!token) return {};
     const ns = cluster.metadata.namespace!;
     const event = (type: 'Normal' | 'Warning', reason: string, note: string) =>
-      this.deps.record(cluster, type, reason, note).catch(() => {});
+      this.deps.record(cluster, type, reason, note);
     if (request?.token !== token) {
       const problem = tokenProblem(token);
       if (problem) {
-        if (request?.message !== problem) await event('Warning', 'BackupRequestInvalid', problem);
+        if (request?.message !== problem) event('Warning', 'BackupRequestInvalid', problem);
         return { [slot]: { token: token.slice(0, 63), phase: 'Failed', message: problem } };
       }
       const busy = this.tracked(cluster, 'backupRequest')?.phase === 'Running' ||
@@ -364,7 +364,7 @@ export class StoreBackups {
       const failed = async (why: string) => {
         if (request.standbyOf === undefined || !steady || !primary || !podReady(primary) ||
           (!spec.backup!.objectStore && !repositoryHost)) return ended('Failed', why);
-        await event('Warning', 'BackupRetriedOnPrimary', `Backup ${token} failed on the standby ${member} (${why}); ` +
+        event('Warning', 'BackupRetriedOnPrimary', `Backup ${token} failed on the standby ${member} (${why}); ` +
           `taken again on the primary ${primary.metadata.name}`);
         Object.assign(entry, await this.begin(cluster, spec, slot, token, type, primary, undefined, repositoryHost),
           { at: performance.now(),

@@ -204,7 +204,7 @@ export interface ConfigurationDeps {
   annotate(namespace: string, pod: string, annotations: Record<string, string | null>): Promise<void>;
   /** Keeps the configuration a member accepted where members starting read it (objects.ts's configurationMap). */
   store(cluster: Cluster, config: PostgresqlConfiguration | undefined): Promise<void>;
-  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): void;
 }
 
 type Cluster = PostgresClusterResource & Owner;
@@ -258,9 +258,8 @@ export class MemberConfigurations {
           await this.deps.annotate(pod.metadata.namespace!, name, { [configurationAnnotation]: stamp(pod),
             [restartPendingAnnotation]: pending.length ? pending.join(',') : null });
           written.set(name, { [configurationAnnotation]: stamp(pod), [restartPendingAnnotation]: pending.join(',') || undefined });
-          await this.deps.record(cluster, 'Normal', 'ConfigurationReloaded', `Reloaded ${name} with spec.postgresql` +
-            (pending.length ? `; ${pending.join(', ')} wait${pending.length > 1 ? '' : 's'} for its restart` : ''))
-            .catch(() => {});
+          this.deps.record(cluster, 'Normal', 'ConfigurationReloaded', `Reloaded ${name} with spec.postgresql` +
+            (pending.length ? `; ${pending.join(', ')} wait${pending.length > 1 ? '' : 's'} for its restart` : ''));
         }
       } else if (accepted && !this.refused.has(uid)) {
         // Kept as accepted: made again if deleted, put back if edited.
@@ -273,7 +272,7 @@ export class MemberConfigurations {
       const message = `PostgreSQL refused spec.postgresql on ${error.pod}, and no member was changed: ` +
         error.stderr.trim().slice(0, 900);
       this.refused.set(uid, { hash, message });
-      await this.deps.record(cluster, 'Warning', 'InvalidConfiguration', message).catch(() => {});
+      this.deps.record(cluster, 'Warning', 'InvalidConfiguration', message);
     }
     const refusal = this.refused.get(uid);
     if (refusal) return condition('False', 'InvalidConfiguration', refusal.message);

@@ -288,7 +288,7 @@ class PostgresClusterReconciler {
     const outcome = await this.take(cluster, spec, observed, step, currentLease);
     const asked = this.switchoverAsked(cluster, observed.members, currentPrimary(observed)).status;
     if (asked?.phase === 'Failed' && cluster.status?.switchover?.phase !== 'Failed') {
-      await this.ctx.events.record(cluster, 'Warning', 'SwitchoverRefused', asked.message);
+      this.ctx.events.record(cluster, 'Warning', 'SwitchoverRefused', asked.message);
     }
     const primaryName = outcome.primary ?? currentPrimary(observed);
     const primaryPod = primaryName ? this.pods.get(keyOf({ namespace: request.namespace, name: primaryName })) : undefined;
@@ -309,7 +309,7 @@ class PostgresClusterReconciler {
             ? `${primaryName} has not renewed the Lease ${names.lease(request.name)} for ${leaseDurationMs / 1000}s: ` +
               'its agent has stopped PostgreSQL, or cannot reach the apiserver' : `${primaryName} is not ready` });
     if (outcome.blocked) {
-      await this.ctx.events.record(cluster, 'Warning', 'NotOwned', outcome.blocked);
+      this.ctx.events.record(cluster, 'Warning', 'NotOwned', outcome.blocked);
       // A member claim of another's is a shared object not owned too, named beside the others.
       const at = conditions.findIndex((c) => c.type === 'SharedObjectsReady');
       const others = at >= 0 && conditions[at]!.reason === 'NotOwned' ? `${conditions[at]!.message}; ` : '';
@@ -375,11 +375,11 @@ class PostgresClusterReconciler {
     const next = pendingUpgrade({ record, step: planned, primary: currentPrimary(observed),
       backsUp: asked.backup !== undefined, backup: cluster.status?.scheduledBackup, now: new Date() });
     if (next.record.phase === 'Stopping') {
-      await this.ctx.events.record(cluster, 'Normal', 'MajorUpgradeStarted', next.record.message);
+      this.ctx.events.record(cluster, 'Normal', 'MajorUpgradeStarted', next.record.message);
       return { record: next.record, step: { kind: 'wait', reason: next.record.message, requeueAfterMs: 1000 } };
     }
     if (next.record.phase === 'Failed') {
-      await this.ctx.events.record(cluster, 'Warning', 'MajorUpgradeFailed', next.record.message);
+      this.ctx.events.record(cluster, 'Warning', 'MajorUpgradeFailed', next.record.message);
     }
     return { record: next.record, step: planned, ...next.backup ? { backupAsked: next.backup } : {} };
   }
@@ -405,7 +405,7 @@ class PostgresClusterReconciler {
     const problem = await this.backupPeers.ensure(cluster)
       .catch((error: Error) => `Secret ${backupPeerSecret(cluster.metadata.name)}: ${error.message}`);
     if (problem) {
-      await this.ctx.events.record(cluster, 'Warning', 'BackupPeerUnavailable', `${problem.slice(0, 500)}: backups ` +
+      this.ctx.events.record(cluster, 'Warning', 'BackupPeerUnavailable', `${problem.slice(0, 500)}: backups ` +
         'are taken on the primary until members have their pgBackRest certificate');
     }
     return problem === undefined;
@@ -523,7 +523,7 @@ class PostgresClusterReconciler {
         } catch (error) {
           if (!(error instanceof ApiError && (error.forbidden || error.status === 422))) throw error;
           refused.set(name, error.message);
-          if (!earlier) await this.ctx.events.record(cluster, 'Warning', refusalReason(error.message), `${name}: ${error.message}`);
+          if (!earlier) this.ctx.events.record(cluster, 'Warning', refusalReason(error.message), `${name}: ${error.message}`);
           this.resizeRefused.set(key, { message: error.message, at: Date.now() });
         }
       }
@@ -549,10 +549,10 @@ class PostgresClusterReconciler {
       }
       const message = `${notOwned.join(', ')} already exist${notOwned.length === 1 ? 's' : ''} and belong${notOwned.length === 1
         ? 's' : ''} to something else: left unchanged; rename or remove ${notOwned.length === 1 ? 'it' : 'them'}`;
-      await this.ctx.events.record(cluster, 'Warning', 'NotOwned', message);
+      this.ctx.events.record(cluster, 'Warning', 'NotOwned', message);
       return { type: 'SharedObjectsReady', status: 'False', reason: 'NotOwned', message, observedGeneration: generation };
     } catch (error) {
-      await this.ctx.events.record(cluster, 'Warning', 'ApplyFailed', (error as Error).message.slice(0, 1000));
+      this.ctx.events.record(cluster, 'Warning', 'ApplyFailed', (error as Error).message.slice(0, 1000));
       return { type: 'SharedObjectsReady', status: 'False', reason: 'ApplyFailed', message: (error as Error).message,
         observedGeneration: generation };
     }
@@ -695,13 +695,13 @@ class PostgresClusterReconciler {
       { labelSelector: `${clusterLabel}=${cluster.metadata.name},${memberLabel}` });
     if (!live.items.some((p) => isControlledBy(p, cluster) && postgresRuns(p))) {
       await this.ctx.client.create(types.secrets, credentials(cluster, spec));
-      await this.ctx.events.record(cluster, 'Warning', 'CredentialsReset', `Secret ${name} was deleted while no member ` +
+      this.ctx.events.record(cluster, 'Warning', 'CredentialsReset', `Secret ${name} was deleted while no member ` +
         'ran: made again with new passwords, which the primary sets in PostgreSQL as it starts');
       return;
     }
     const passwords = await this.passwordsInUse(cluster);
     await this.ctx.client.create(types.secrets, credentials(cluster, spec, passwords));
-    await this.ctx.events.record(cluster, 'Warning', 'CredentialsRestored', `Secret ${name} was deleted: made again ` +
+    this.ctx.events.record(cluster, 'Warning', 'CredentialsRestored', `Secret ${name} was deleted: made again ` +
       'with the passwords the members run with');
   }
 
@@ -874,20 +874,20 @@ class PostgresClusterReconciler {
         // No member is left to hold the Lease, so it is the seed's.
         await this.takeLease(cluster, spec, leaseObject, step.member);
         await startPod(step.member, 'primary', step.restore);
-        await event('Normal', step.restore ? 'Restoring' : 'MemberAdded', !step.restore ? `Added seed member ${step.member}`
+        event('Normal', step.restore ? 'Restoring' : 'MemberAdded', !step.restore ? `Added seed member ${step.member}`
           : spec.backup && cluster.status?.bootstrapped ? `Recovering seed member ${step.member} from the ` +
             'cluster\'s own archive, all of it'
             : spec.bootstrap?.recovery ? `Recovering seed member ${step.member} from ${spec.bootstrap.recovery.source}'s ` +
               `archive${recoveryTarget(spec.bootstrap.recovery)}` : `Restoring seed member ${step.member} from the latest backup`);
         return { primary: step.member };
       case 'failed':
-        await event('Warning', step.reason, step.message);
+        event('Warning', step.reason, step.message);
         return {};
       case 'remove-stranger':
         return this.removeStranger(cluster, step.pod);
       case 'delete-pod':
         await this.ctx.client.delete(types.pods, ns, step.member);
-        await event('Normal', 'MemberReplacing', `Deleted the pod of member ${step.member} (${step.reason})` +
+        event('Normal', 'MemberReplacing', `Deleted the pod of member ${step.member} (${step.reason})` +
           (step.reason === 'its volume is being deleted' ? '' : '; it comes back on its volume'));
         return {};
       case 'start-member': {
@@ -904,13 +904,13 @@ class PostgresClusterReconciler {
         }
         if (step.role === 'primary') await this.takeLeaseFromGone(cluster, spec, step.member);
         await startPod(step.member, step.role, restoring);
-        await event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
+        event('Normal', 'MemberReplaced', `Started member ${step.member} as ${step.role} on its volume`);
         return {};
       }
       case 'add-member':
         if (!(await this.claimMember(cluster, spec, step.member))) return { blocked: claimTaken(step.member) };
         await startPod(step.member, 'replica');
-        await event('Normal', 'MemberAdded', `Added member ${step.member} as a replica`);
+        event('Normal', 'MemberAdded', `Added member ${step.member} as a replica`);
         return {};
       case 'remove-member':
       case 'replace-member': {
@@ -932,7 +932,7 @@ class PostgresClusterReconciler {
         await this.ctx.client.delete(types.pods, ns, step.member);
         const member = observed.members.find((m) => m.name === step.member)?.pod;
         const pending = member?.restartPending;
-        await event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}` +
+        event('Normal', 'MemberUpgrading', `Restarting member ${step.member} on PostgreSQL ${spec.version}` +
           (archiveRevision(cluster, spec) ? ', archiving with pgBackRest' : '') +
           (pending ? `, to apply ${pending.replaceAll(',', ', ')}` : '') +
           (member && member.tls !== observed.tls ? `, serving TLS and streaming with sslmode=${observed.tls}` : ''));
@@ -946,18 +946,18 @@ class PostgresClusterReconciler {
         await this.promote(ns, step.member, synchronous);
         this.promotions.set(cluster.metadata.uid, step.member);
         const updated = await this.recordSynchronous(cluster, synchronous);
-        await event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names; ${commitsWait(synchronous)}`);
+        event('Normal', 'Promoted', `Finished promoting ${step.member}, which the Lease names; ${commitsWait(synchronous)}`);
         return { primary: step.member, synchronous, updated };
       }
       case 'release-lease':
         await this.takeLease(cluster, spec, leaseObject, `${step.from}${releasedSuffix}`);
-        await event('Warning', 'LeaseReleased', `The Lease no longer names ${step.from}, whose pod may still run: no ` +
+        event('Warning', 'LeaseReleased', `The Lease no longer names ${step.from}, whose pod may still run: no ` +
           `member vouches for it any more, and one is promoted once the Lease has gone unrenewed for ` +
           `${leaseDurationMs / 1000}s again`);
         return {};
       case 'fence-primary':
         await this.ctx.client.delete(types.pods, ns, step.member);
-        await event('Warning', 'MultiplePrimaries', `Pod ${step.member} is labelled primary, but the Lease names ` +
+        event('Warning', 'MultiplePrimaries', `Pod ${step.member} is labelled primary, but the Lease names ` +
           `${step.holder}: its agent stops PostgreSQL, and its pod was deleted to come back as a replica`);
         return {};
       case 'set-synchronous':
@@ -992,12 +992,12 @@ class PostgresClusterReconciler {
     if (claim && !claim.metadata.deletionTimestamp && (isControlledBy(claim, cluster) || !controllerOf(claim))) {
       await this.ctx.client.patch(types.persistentVolumeClaims, ns, pod,
         { metadata: { labels: { [clusterLabel]: cluster.metadata.name, ...memberLabels(pod) } } }, 'merge');
-      await this.ctx.events.record(cluster, 'Warning', 'VolumeRelabelled', `PersistentVolumeClaim ${pod} had lost the ` +
+      this.ctx.events.record(cluster, 'Warning', 'VolumeRelabelled', `PersistentVolumeClaim ${pod} had lost the ` +
         'labels that make it a member\'s volume: labelled again, and its member kept');
       return {};
     }
     await this.ctx.client.delete(types.pods, ns, pod);
-    await this.ctx.events.record(cluster, 'Normal', 'StrangerRemoved', `Deleted pod ${pod}: it is no member of the cluster`);
+    this.ctx.events.record(cluster, 'Normal', 'StrangerRemoved', `Deleted pod ${pod}: it is no member of the cluster`);
     return {};
   }
 
@@ -1042,7 +1042,7 @@ class PostgresClusterReconciler {
     this.promotions.set(cluster.metadata.uid, chosen);
     // Recorded only once promoted: until then, a failover in its place asks every member (votersAfter).
     const updated = await this.recordSynchronous(cluster, synchronous);
-    await this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
+    this.ctx.events.record(cluster, step.kind === 'failover' ? 'Warning' : 'Normal', 'Promoted', `Promoted ${chosen} ` +
       `to primary in place of ${step.from} (${step.kind}${asked === chosen ? ' asked for' : ''}` +
       `${step.kind === 'switchover' && step.drain ? ' off a cordoned node' : ''}: the replica whose WAL ` +
       `goes furthest among ${step.candidates.join(', ')}${silent}); ${commitsWait(synchronous)}`);
@@ -1050,7 +1050,7 @@ class PostgresClusterReconciler {
       ? { to: asked, phase: 'Completed', message: `${asked} promoted in place of ${step.from}` }
       : { to: asked, phase: 'Failed', message: `${decision.chosen} was promoted instead: ${asked}'s WAL did not go as ` +
         `far${lsnOf(asked) === undefined ? ' (it did not answer)' : ''}` };
-    if (answered && asked !== chosen) await this.ctx.events.record(cluster, 'Warning', 'SwitchoverFailed', answered.message);
+    if (answered && asked !== chosen) this.ctx.events.record(cluster, 'Warning', 'SwitchoverFailed', answered.message);
     return { primary: chosen, synchronous, updated, ...(answered ? { switchover: answered } : {}) };
   }
 
@@ -1075,7 +1075,7 @@ class PostgresClusterReconciler {
       `SLOT_PATTERN='${slotPattern(cluster.metadata.name)}'\n${catchUp}${synchronousScript}`);
     const slots = output.split('\n').filter(Boolean);
     if (changed) {
-      await this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ` +
+      this.ctx.events.record(cluster, 'Normal', 'SynchronousStandbys', `On ${step.member}, ` +
         `${commitsWait(synchronous)}${dropped.length ? ` (no longer ${dropped.join(', ')})` : ''}`);
     }
     const inForce = { ...synchronous, slots };
@@ -1263,7 +1263,7 @@ class PostgresClusterReconciler {
           message: `pgBackRest on ${name}: ${(error as Error).message.slice(0, 600)}` };
       }
       if (condition.status === 'False' && condition.reason !== last?.condition?.reason) {
-        await this.ctx.events.record(cluster, 'Warning', condition.reason, condition.message).catch(() => {});
+        this.ctx.events.record(cluster, 'Warning', condition.reason, condition.message);
       }
       entry.condition = condition;
       entry.at = performance.now();

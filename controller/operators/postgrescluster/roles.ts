@@ -125,7 +125,7 @@ export interface RolesDeps {
     data?: Record<string, string> } | undefined>;
   /** Runs psql on the member with `input` on its standard input. */
   psql(namespace: string, pod: string, input: string): Promise<string>;
-  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): void;
 }
 
 type Cluster = PostgresClusterResource & Owner;
@@ -211,7 +211,7 @@ export class ManagedRoles {
       result = condition('False', 'ApplyFailed', `on ${primary.metadata.name}: ${words}`);
     }
     if (result.status === 'False' && result.message !== last?.condition.message) {
-      await this.deps.record(cluster, 'Warning', result.reason, result.message).catch(() => {});
+      this.deps.record(cluster, 'Warning', result.reason, result.message);
     }
     this.applied.set(uid, { key, generation, readAt: Date.now(), condition: result });
     return result;

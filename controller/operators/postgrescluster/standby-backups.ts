@@ -87,7 +87,7 @@ export class BackupPeers {
         return `Secret ${backupPeerSecret(name)} could not be written`;
       }
       if (current) {
-        await this.deps.record(cluster, 'Normal', 'BackupPeerCertificateRenewed', `Made the certificate members ` +
+        this.deps.record(cluster, 'Normal', 'BackupPeerCertificateRenewed', `Made the certificate members ` +
           `take backups from a standby with again (${problem}); each member's pgBackRest server restarts on it`);
       }
     }

@@ -63,7 +63,7 @@ export interface TlsDeps {
   secret(namespace: string, name: string): Promise<KubeObject | undefined>;
   /** Makes or updates an object controlled by the cluster; false when one of that name is not the cluster's. */
   apply(cluster: Cluster, object: KubeObject): Promise<boolean>;
-  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<unknown>;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): void;
   /** Builds an object the cluster controls, with its labels (objects.ts). */
   owned(cluster: Cluster, kind: 'Secret' | 'ConfigMap', name: string, fields: object): KubeObject;
 }
@@ -128,7 +128,7 @@ export class ServerCertificates {
     let ready = false;
     const warn = async (reason: string, message: string) => {
       if (this.warned.get(uid) !== `${reason} ${message}`) {
-        await this.deps.record(cluster, 'Warning', reason, message);
+        this.deps.record(cluster, 'Warning', reason, message);
         this.warned.set(uid, `${reason} ${message}`);
       }
       return { condition: condition('False', reason, message), ready };
@@ -186,7 +186,7 @@ export class ServerCertificates {
       !renewalDue(certificatesOf(existing.cert)[0]!, now);
     if (keep) return existing;
     const server = { ...await issueServer(ca, issuedNames(cluster), now), ca: ca.cert };
-    await this.deps.record(cluster, 'Normal', current ? 'CertificateRenewed' : 'CertificateIssued',
+    this.deps.record(cluster, 'Normal', current ? 'CertificateRenewed' : 'CertificateIssued',
       `Issued the members' server certificate from the cluster's CA, valid until ` +
       `${new Date(certificatesOf(server.cert)[0]!.validTo).toISOString()}; members reload it as it reaches them`);
     return server;
@@ -215,11 +215,14 @@ export class ServerCertificates {
       throw new Error(`Secret ${tlsNames.ca(name)} belongs to something else: rename or remove it`);
     }
     const map = `ConfigMap ${tlsNames.ca(name)}`;
-    await (usable ? this.deps.record(cluster, 'Normal', 'CARenewed', `Renewed the cluster's CA on the key it had: ` +
-      `the CA certificate clients hold still verifies the members; ${map} has the new one`)
-      : this.deps.record(cluster, secret ? 'Warning' : 'Normal', 'CAIssued', secret
+    if (usable) {
+      this.deps.record(cluster, 'Normal', 'CARenewed', `Renewed the cluster's CA on the key it had: ` +
+        `the CA certificate clients hold still verifies the members; ${map} has the new one`);
+    } else {
+      this.deps.record(cluster, secret ? 'Warning' : 'Normal', 'CAIssued', secret
         ? `Made the cluster's CA again (Secret ${tlsNames.ca(name)} held no usable CA and key): clients must re-read ${map}`
-        : `Made the cluster's CA: clients verify the members with ${map}`));
+        : `Made the cluster's CA: clients verify the members with ${map}`);
+    }
     return ca;
   }
 }

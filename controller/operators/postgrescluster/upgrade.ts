@@ -180,7 +180,7 @@ export interface MajorUpgradeDeps {
   memberPods(cluster: Cluster): Pod[];
   create(object: KubeObject): Promise<void>;
   deletePod(pod: Pod): Promise<void>;
-  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): Promise<void>;
+  record(cluster: Cluster, type: 'Normal' | 'Warning', reason: string, note: string): void;
 }
 
 /** What a halted upgrade says: no member is started, and what the user can do. */
@@ -249,7 +249,7 @@ export class MajorUpgrades {
         const failed = { ...record, phase: 'Failed' as const, completionTime: stamp(this.now()), message: (`the ` +
           `upgrade to PostgreSQL ${record.to} failed, and the members start again on ${record.from}, whose data was ` +
           `not changed: the apiserver refused the upgrade pod: ${made.refused}`).slice(0, 2048) };
-        await this.deps.record(cluster, 'Warning', 'MajorUpgradeFailed', failed.message);
+        this.deps.record(cluster, 'Warning', 'MajorUpgradeFailed', failed.message);
         return wait(failed);
       }
       return wait({ ...record, phase: 'Upgrading', message: made?.waiting ??

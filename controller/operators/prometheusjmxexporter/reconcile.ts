@@ -86,7 +86,7 @@ class PrometheusJmxExporterReconciler {
 
     const config = await this.readConfig(exporter.metadata.namespace!, spec);
     if (typeof config !== 'string') {
-      await this.ctx.events.record(exporter, 'Warning', config.reason, config.message);
+      this.ctx.events.record(exporter, 'Warning', config.reason, config.message);
       return notReady(config.reason, config.message);
     }
     let agent: Buffer;
@@ -128,8 +128,8 @@ class PrometheusJmxExporterReconciler {
       } catch (error) {
         if (!(error instanceof PodRefusal)) throw error;
         skipped.push({ pod: pod.metadata.name, reason: error.message });
-        await this.ctx.events.record(exporter, 'Warning', 'InjectionFailed', `pod ${pod.metadata.name}: ${error.message}`);
-        await this.ctx.events.record(podRef(pod), 'Warning', 'JmxExporterFailed',
+        this.ctx.events.record(exporter, 'Warning', 'InjectionFailed', `pod ${pod.metadata.name}: ${error.message}`);
+        this.ctx.events.record(podRef(pod), 'Warning', 'JmxExporterFailed',
           `PrometheusJmxExporter ${exporter.metadata.name}: ${error.message}`);
       }
     }
@@ -230,9 +230,9 @@ class PrometheusJmxExporterReconciler {
         agentOptions(spec.port, configPath, spec.bindAddress), String(spec.port)]);
     }
     await this.mark(pod, record);
-    await this.ctx.events.record(podRef(pod), 'Normal', 'JmxExporterLoaded', `PrometheusJmxExporter ` +
+    this.ctx.events.record(podRef(pod), 'Normal', 'JmxExporterLoaded', `PrometheusJmxExporter ` +
       `${exporter.metadata.name} loaded the JMX exporter into the JVM of container ${container}, port ${record.port}`);
-    await this.ctx.events.record(exporter, 'Normal', 'Injected',
+    this.ctx.events.record(exporter, 'Normal', 'Injected',
       `Loaded the JMX exporter into pod ${pod.metadata.name} (container ${container}, port ${record.port})`);
     return record;
   }
@@ -242,7 +242,7 @@ class PrometheusJmxExporterReconciler {
     await this.copy(pod, record.container, 'config.yaml', Buffer.from(config));
     const updated = { ...record, config: configDigest(config) };
     await this.mark(pod, updated);
-    await this.ctx.events.record(exporter, 'Normal', 'ConfigUpdated',
+    this.ctx.events.record(exporter, 'Normal', 'ConfigUpdated',
       `Rewrote the exporter config in pod ${pod.metadata.name}; the exporter rereads it on its next scrape`);
     return updated;
   }

@@ -210,10 +210,10 @@ class TDSetReconciler {
     const from = before?.spec?.replicas;
     const why = desired.window === 'default' ? 'outside every window' : `window ${desired.window}`;
     if (from === undefined) {
-      await this.ctx.events.record(tdset, 'Normal', 'Created', `Created Deployment ${tdset.metadata.name} with ` +
+      this.ctx.events.record(tdset, 'Normal', 'Created', `Created Deployment ${tdset.metadata.name} with ` +
         `${desired.replicas} replicas: ${why}`);
     } else if (from !== desired.replicas) {
-      await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled from ${from} to ${desired.replicas} replicas: ${why}`);
+      this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled from ${from} to ${desired.replicas} replicas: ${why}`);
       log.info({ from, to: desired.replicas, window: desired.window }, 'scaled');
     }
   }
@@ -250,7 +250,7 @@ class TDSetReconciler {
     const becameInvalid = outcome.ready.status === 'False' && !['Unavailable', 'Paused'].includes(outcome.ready.reason) &&
       (wasReady?.reason !== outcome.ready.reason || wasReady?.message !== outcome.ready.message);
     if ((await writeStatus(this.ctx.client, tdsetType, tdset, status)).written && becameInvalid) {
-      await this.ctx.events.record(tdset as TDSetResource & Owner, 'Warning', outcome.ready.reason, outcome.ready.message);
+      this.ctx.events.record(tdset as TDSetResource & Owner, 'Warning', outcome.ready.reason, outcome.ready.message);
     }
   }
 

@@ -155,7 +155,7 @@ export class TargetScaler {
           current, appliedReplicas: decision.to, appliedWindow: stretch }, () => this.ctx.client.patch(type, ns, ref.name,
           { spec: { replicas: decision.to } }, 'merge', 'scale'));
         if (error) return this.refused(tdset, attempt, error, `the apiserver refused to scale ${target}`, kept, updated);
-        await this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
+        this.ctx.events.record(tdset, 'Normal', 'Scaled', `Scaled ${target} from ${decision.from} to ${decision.to} ` +
           `replicas: ${why}`);
         log.info({ target, from: decision.from, to: decision.to, window: desired.window }, 'scaled');
         return { updated, requeueAfterMs: targetRetryMs, status: { target, originalReplicas: previous.originalReplicas ?? current,
@@ -227,7 +227,7 @@ export class TargetScaler {
       }
       updated = object;
       const note = `${changes.join(', and ')}: ${why}`;
-      await this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
+      this.ctx.events.record(tdset, 'Normal', 'Scaled', note.charAt(0).toUpperCase() + note.slice(1));
       log.info({ target, autoscaler: autoscaler.name, ...plan, window: desired.window }, 'scaled');
     }
     return { updated, requeueAfterMs: targetRetryMs, status: { ...kept, ...originals, ...bounds,
@@ -333,7 +333,7 @@ export class TargetScaler {
     if (Object.keys(bounds).length) {
       await attempt(async () => {
         await this.ctx.client.patch(autoscalerType, ns, autoscaler!.name, { spec: bounds }, 'merge');
-        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler!.name} back ` +
+        this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave HorizontalPodAutoscaler ${autoscaler!.name} back ` +
           `the ${Object.entries(bounds).map(([field, value]) => `${field} ${value}`).join(' and ')} it had before this ` +
           'TDSet set them');
       });
@@ -341,7 +341,7 @@ export class TargetScaler {
     if (replicas !== undefined && scalable) {
       await attempt(async () => {
         await this.ctx.client.patch(type, ns, ref.name, { spec: { replicas } }, 'merge', 'scale');
-        await this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${replicas} ` +
+        this.ctx.events.record(tdset, 'Normal', 'Restored', `Gave ${targetName(ref)} back the ${replicas} ` +
           'replicas it had before this TDSet scaled it');
       });
     }
