@@ -33,9 +33,9 @@ export interface Implementation {
   start(options: StartOptions): MeasuredProcess;
 }
 
+const image = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
 /** Node's flags in the operator image's ENTRYPOINT, between `node` and the script: the benchmark runs Keelson so. */
-const imageNodeFlags = (parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).entrypoint ?? [])
-  .slice(1, -1);
+const imageNodeFlags = (image.entrypoint ?? []).slice(1, -1);
 
 /** Keelson's peer, compiled, and bundled as the image bundles the controller. */
 const keelsonMain = join(repoRoot, 'build/bench/peers/keelson/main.js');
@@ -53,8 +53,8 @@ const keelson: Implementation = {
     // A profiled run is of the unbundled tree: its frames name the package each function is from (profile.ts).
     ...imageNodeFlags, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     profileDir ? keelsonMain : join(keelsonBundle, 'main.js'), `--controllers=${operator}${cachePods ? ',podcache' : ''}`,
-    `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=warn',
-  ], {}),
+    `--kubeconfig=${kubeconfig}`, '--metrics-bind-address=0', '--health-probe-bind-address=0',
+  ], image.env ?? {}),
 };
 
 const goPeerBinary = join(cacheDir, 'controller-runtime-peer');

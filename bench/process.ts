@@ -9,6 +9,9 @@ export interface Usage {
   /** User plus system CPU seconds so far. */
   cpuSeconds: number;
   rssBytes: number;
+  /** Of the resident set: the process's own memory (heaps, stacks), and pages of files it mapped (its binary). */
+  anonymousBytes: number;
+  fileBytes: number;
   /** The peak resident set size (VmHWM) so far. */
   peakRssBytes: number;
 }
@@ -22,6 +25,8 @@ export function usageOf(pid: number): Usage {
   return {
     cpuSeconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond,
     rssBytes: kib('VmRSS'),
+    anonymousBytes: kib('RssAnon'),
+    fileBytes: kib('RssFile'),
     peakRssBytes: kib('VmHWM'),
   };
 }

@@ -147,7 +147,10 @@ class Run {
     this.record(`steady ${seconds} s: API reads`, requests.reads);
     if (this.process) {
       this.record(`steady ${seconds} s: CPU (s)`, this.cpuSeconds() - cpu);
-      this.record('idle RSS (MiB)', mib(this.process.usage().rssBytes));
+      const { rssBytes, anonymousBytes, fileBytes } = this.process.usage();
+      this.record('idle RSS (MiB)', mib(rssBytes));
+      this.record('idle RSS: anonymous (MiB)', mib(anonymousBytes));
+      this.record('idle RSS: file-backed (MiB)', mib(fileBytes));
     }
   }
 

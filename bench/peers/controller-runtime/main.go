@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -168,10 +167,9 @@ func main() {
 		os.Exit(1)
 	}
 	if cachePods {
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			_, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
-			return err
-		})); err != nil {
+		// Asked for before the manager starts, the informer is one of the caches the controllers wait for, as Keelson's
+		// are and as a controller that watches Pods would have it.
+		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Pod{}); err != nil {
 			panic(err)
 		}
 	}

@@ -1,18 +1,11 @@
-// Keelson's side of the benchmark: the real controller (flags, manager, TDSet and PodAlert operators) as the image
-// runs it, plus, with --controllers=tdset,podcache, a shared informer on every Pod keeping what PodAlert reads of each.
-import type { Operator } from '../../../controller/runtime/manager.ts';
+// Keelson's side of the benchmark: the image's entry point (controller/main.ts: the catalog's operators, each loaded
+// only if it runs, and Keelson's flags), plus, with --controllers=tdset,podcache, a shared informer on every Pod
+// keeping what PodAlert reads of each, loaded as lazily.
+import { keelsonFlags } from '../../../controller/api/flags.ts';
+import { deferredOperators } from '../../../controller/operators/catalog.ts';
 import { runController } from '../../../controller/runtime/run.ts';
-import { types } from '../../../controller/runtime/resources.ts';
-import { podViewFields } from '../../../controller/operators/podalert/health.ts';
-import { podAlertOperator } from '../../../controller/operators/podalert/reconcile.ts';
-import { tdsetOperator } from '../../../controller/operators/tdset/reconcile.ts';
 
-const podCache: Operator = {
-  name: 'podcache',
-  permissions: [{ group: '', resource: 'pods', verbs: ['list', 'watch'], reason: 'hold every Pod in the cache' }],
-  setup(ctx) {
-    ctx.cache.informer(types.pods, ctx.namespace, ctx.client, { keep: podViewFields });
-  },
-};
+const podCache = { name: 'podcache', load: async () => (await import('./podcache.ts')).podCache };
 
-process.exitCode = await runController(process.argv.slice(2), process.env, [tdsetOperator, podAlertOperator, podCache]);
+process.exitCode = await runController(process.argv.slice(2), process.env, [...deferredOperators, podCache],
+  { flags: keelsonFlags });
