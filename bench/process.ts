@@ -1,6 +1,7 @@
 // A controller under measurement: a child process whose CPU time and memory are read from /proc, as `ps` would.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { terminate } from '../cluster/process.ts';
 
 const ticksPerSecond = 100;
@@ -14,6 +15,20 @@ export interface Usage {
   fileBytes: number;
   /** The peak resident set size (VmHWM) so far. */
   peakRssBytes: number;
+}
+
+/** The local cluster's kube-apiserver, found by the certificate directory only it was given. */
+export function apiserverPid(clusterDir: string): number | undefined {
+  const certDir = `--cert-dir=${join(clusterDir, 'apiserver')}`;
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('kube-apiserver') && args.includes(certDir)) return Number(entry);
+    } catch {
+      // Gone since the directory was read.
+    }
+  }
+  return undefined;
 }
 
 export function usageOf(pid: number): Usage {

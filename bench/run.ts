@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../controller/runtime/rest.ts';
 import { LocalCluster } from '../cluster/cluster.ts';
+import { apiserverPid } from './process.ts';
 import { installSimulationStages } from '../cluster/stages.ts';
 import { installCrds } from '../test/support/operator.ts';
 import { repoRoot } from '../cluster/paths.ts';
@@ -65,6 +66,7 @@ try {
   const results: Results = new Map();
   const notes: string[] = [];
   const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, nodes: cluster.state.nodes, settings, results, notes, log,
+    apiserverPid: apiserverPid(cluster.state.dir),
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}) };
   const cpu = cpus();
   const context = {
@@ -79,10 +81,11 @@ try {
     await writeFile(join(out, 'results.json'), JSON.stringify({ context, settings,
       results: Object.fromEntries([...results].map(([m, row]) => [m, Object.fromEntries(row)])) }, null, 2));
   };
+  // Neighbours (Keelson and controller-runtime, kopf and the floor) swap places every other repetition: the two
+  // compared run side by side, each first as often, so the machine's drift falls on both alike.
+  const inOrder = (rep: number) => (rep % 2 ? contenders : contenders.map((c, i) => contenders[i ^ 1] ?? c));
   for (let rep = 1; rep <= settings.repetitions; rep++) {
-    // Alternate who goes first, so no one always runs on the freshest (or the most loaded) apiserver.
-    const shift = (rep - 1) % contenders.length;
-    for (const who of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
+    for (const who of inOrder(rep)) {
       await repetition(bench, who, rep);
       if (settings.parts.includes('churn')) await churn(bench, who, rep);
       await save();
@@ -92,7 +95,7 @@ try {
   for (const pods of settings.parts.includes('growth') ? settings.growthPods : []) {
     await ensurePods(admin, podsNamespace, pods, cluster.state.nodes, log);
     for (let rep = 1; rep <= settings.repetitions; rep++) {
-      for (const who of contenders) {
+      for (const who of inOrder(rep)) {
         await growth(bench, who, rep, pods);
         await save();
       }

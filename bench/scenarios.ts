@@ -5,7 +5,7 @@ import type { RestClient } from '../controller/runtime/rest.ts';
 import { difference, requestCounts, type RequestCounts } from './apiserver.ts';
 import type { Floor } from './floor.ts';
 import type { Implementation } from './implementations.ts';
-import type { MeasuredProcess } from './process.ts';
+import { usageOf, type MeasuredProcess } from './process.ts';
 import { quantile } from './stats.ts';
 import { createTDSet, inParallel, setReplicas, Tracker } from './workload.ts';
 import { deleteNamespace, ensureNamespace } from './namespaces.ts';
@@ -66,6 +66,8 @@ export interface Bench {
   nodes: readonly string[];
   settings: Settings;
   results: Results;
+  /** The apiserver's process, whose CPU each burst also reports: the work a contender's requests cost it. */
+  apiserverPid?: number;
   /** Where the Keelson process writes its CPU profiles, if anywhere. */
   profileDir?: string;
   /** Scenarios a contender could not finish, for the report. */
@@ -121,15 +123,20 @@ class Run {
   /** N TDSets created at once: the time until all are reconciled, and the requests and CPU it took. */
   async burst(size: number): Promise<void> {
     const names = Array.from({ length: size }, (_, i) => `tds-${i}`);
-    const [before, cpu, started] = [await requestCounts(this.bench.admin), this.cpuSeconds(), performance.now()];
+    const apiserverCpu = () => (this.bench.apiserverPid ? usageOf(this.bench.apiserverPid).cpuSeconds : Number.NaN);
+    const [before, cpu, apiserverBefore, started] = [await requestCounts(this.bench.admin), this.cpuSeconds(),
+      apiserverCpu(), performance.now()];
     await this.create(names);
     const done = await this.tracker.untilComplete(reconcileTimeoutMs);
+    const apiserverSeconds = apiserverCpu() - apiserverBefore;
     // The benchmark's own creates are not the controller's.
     const requests = difference(await requestCounts(this.bench.admin), before);
     this.record(`burst ${size}: time to all reconciled (s)`, (done - started) / 1000);
     this.record(`burst ${size}: time per TDSet (ms)`, (done - started) / size);
     this.record(`burst ${size}: API writes`, requests.writes - size);
     this.record(`burst ${size}: API reads`, requests.reads);
+    // The benchmark's own creates and reads are in it too, the same for every contender.
+    if (!Number.isNaN(apiserverSeconds)) this.record(`burst ${size}: apiserver CPU (s)`, apiserverSeconds);
     if (this.process) {
       const seconds = this.cpuSeconds() - cpu;
       this.record(`burst ${size}: CPU (s)`, seconds);
