@@ -38,8 +38,9 @@ export interface RequestSpec {
   accept?: string;
   signal?: AbortSignal;
   /**
-   * No response headers within this long of the call, a wait for a socket or a connection included, or a body that
-   * then stalls this long, abort the request. Default 30 s; streams have none.
+   * No response headers within this long of sending (a wait for one of the agent's sockets, or for the connection,
+   * included; reading the credentials not), or a body that then stalls this long, abort the request. Default 30 s;
+   * streams have none.
    */
   timeoutMs?: number;
   /**
@@ -60,6 +61,8 @@ const longestRetryAfterMs = 60_000;
  * peer's kernel: a proxy in between answers for a backend that is gone, which the informer's silence limit covers.
  */
 const keepAliveIdleMs = 15_000;
+/** Sockets whose keepalive is set: once each, since Node's agent sets it again itself each time it frees one. */
+const probed = new WeakSet<object>();
 
 /**
  * A body cut short by its socket's failure fails with that failure (ETIMEDOUT when keepalive went unanswered), where
@@ -145,7 +148,7 @@ export class RestClient {
     // A new agent drops every open connection, watches included: only when the TLS credentials really changed.
     if (!this.agent || !sameCredentials(options, this.options)) {
       this.agent?.destroy();
-      this.agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key,
+      this.agent = new Agent({ keepAlive: true, keepAliveMsecs: keepAliveIdleMs, maxSockets: 64, ca, cert, key,
         ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }) });
     }
     this.options = options;
@@ -215,7 +218,11 @@ export class RestClient {
         // Once answered, a body that stalls this long is given up too.
         req.setTimeout(spec.timeoutMs, () => req.destroy(timedOut('no answer', spec.timeoutMs!)));
       }
-      req.on('socket', (socket) => socket.setKeepAlive(true, keepAliveIdleMs));
+      req.on('socket', (socket) => {
+        if (probed.has(socket)) return;
+        probed.add(socket);
+        socket.setKeepAlive(true, keepAliveIdleMs);
+      });
       req.on('error', (error) => {
         settle();
         reject(error);
