@@ -23,9 +23,18 @@ interface Series {
 
 type Regarding = KubeObject & { apiVersion: string; kind: string };
 
+/** What an Event names of its object: a queued Event holds only this, not the object. */
+interface Reference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+}
+
 interface Pending {
   key: string;
-  regarding: Regarding;
+  regarding: Reference;
   type: EventType;
   reason: string;
   note: string;
@@ -65,7 +74,9 @@ export class EventRecorder {
       return;
     }
     const key = `${regarding.metadata.uid}\u0000${type}\u0000${reason}\u0000${note}`;
-    this.pending.push({ key, regarding, type, reason, note, action, at: new Date() });
+    const { apiVersion, kind, metadata: { name, namespace, uid } } = regarding;
+    this.pending.push({ key, regarding: { apiVersion, kind, name: name!, namespace, uid }, type, reason,
+      note: note.slice(0, 1024), action, at: new Date() });
     this.writeNext();
   }
 
@@ -89,7 +100,9 @@ export class EventRecorder {
       if (next < 0) break;
       const event = this.pending.splice(next, 1)[0]!;
       this.writing.add(event.key);
-      void this.write(event).finally(() => {
+      // write() catches what the apiserver says; anything else is logged here rather than left unhandled.
+      void this.write(event).catch((error: Error) => this.log.error({ err: error.message }, 'could not record event'))
+        .finally(() => {
         this.writing.delete(event.key);
         this.writeNext();
       });
@@ -100,7 +113,7 @@ export class EventRecorder {
   }
 
   private async write({ key, regarding, type, reason, note, action, at }: Pending): Promise<void> {
-    const namespace = regarding.metadata.namespace ?? 'default';
+    const namespace = regarding.namespace ?? 'default';
     const now = at.getTime();
     const known = this.series.get(key);
     try {
@@ -110,7 +123,7 @@ export class EventRecorder {
           { series: { count: known.count, lastObservedTime: microTime(at) } }, 'merge');
         return;
       }
-      const name = `${regarding.metadata.name}.${now.toString(16)}${randomBytes(2).toString('hex')}`.slice(-253);
+      const name = `${regarding.name}.${now.toString(16)}${randomBytes(2).toString('hex')}`.slice(-253);
       await this.client.create(types.events, {
         metadata: { name, namespace },
         eventTime: microTime(at),
@@ -118,10 +131,9 @@ export class EventRecorder {
         reportingInstance: this.instance,
         action,
         reason,
-        note: note.slice(0, 1024),
+        note,
         type,
-        regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, name: regarding.metadata.name,
-          namespace: regarding.metadata.namespace, uid: regarding.metadata.uid },
+        regarding,
       });
       this.series.set(key, { name, namespace, count: 1, first: now });
       if (this.series.size > 4096) this.series.delete(this.series.keys().next().value!);

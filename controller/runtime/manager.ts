@@ -81,8 +81,12 @@ export interface ManagerOptions<Settings = undefined> {
 }
 
 const shutdownTimeoutMs = 25_000;
-/** How long a shutdown waits, after the reconciles, for Events still queued to be written. */
+/**
+ * How long a shutdown waits, after the reconciles, for Events still queued to be written: at most 3 s, and never past
+ * 27 s from SIGTERM, so that the lease is released within the pod's 30 s grace period.
+ */
 const eventsFlushTimeoutMs = 3_000;
+const eventsFlushDeadlineMs = 27_000;
 
 export class Manager<Settings = undefined> {
   readonly metrics = new Metrics();
@@ -189,6 +193,7 @@ export class Manager<Settings = undefined> {
       if (!signal.aborted) throw error;
     } finally {
       stopping = true;
+      const stoppingAt = performance.now();
       this.log.info('shutting down: finishing reconciles in flight');
       const drained = await Promise.race([
         Promise.all(this.controllers.map((c) => c.stop())).then(() => true),
@@ -198,7 +203,8 @@ export class Manager<Settings = undefined> {
         this.log.error({ timeoutMs: shutdownTimeoutMs }, 'reconciles still running at the shutdown deadline');
         exitCode = 1;
       }
-      await Promise.all(this.recorders.map((events) => events.flush(eventsFlushTimeoutMs)));
+      const flushMs = Math.max(0, Math.min(eventsFlushTimeoutMs, eventsFlushDeadlineMs - (performance.now() - stoppingAt)));
+      await Promise.all(this.recorders.map((events) => events.flush(flushMs)));
       renewal.abort();
       // Whatever ended leadership was thrown above already; the servers and watches below must still close.
       await leadership?.catch(() => undefined);

@@ -113,9 +113,11 @@ describe('ClusterPodAlert over namespaces chosen by label', () => {
     assert.deepEqual(await Promise.all([...teams, other].map(series)), [2, 2, 2, 0]);
     assert.equal(await controller.metric('keelson_clusterpodalert_unhealthy_pods', { name }), 6);
     // Its Events are in default, the one namespace the API takes a cluster-scoped object's in; kubectl describe finds them.
-    const events = await cluster.getJson('default', 'events.events.k8s.io', '--field-selector', `regarding.name=${name}`);
-    assert.deepEqual(events.items.filter((e: any) => e.reason === 'Unhealthy').map((e: any) => e.note.split(':')[0]).sort(),
-      teams.map((t) => `Deployment web in ${t}`).sort());
+    const unhealthy = async () => (await cluster.getJson('default', 'events.events.k8s.io', '--field-selector',
+      `regarding.name=${name}`)).items.filter((e: any) => e.reason === 'Unhealthy').map((e: any) => e.note.split(':')[0]).sort();
+    const expected = teams.map((t) => `Deployment web in ${t}`).sort();
+    await waitFor('an Unhealthy Event per team', async () => (await unhealthy()).length >= expected.length);
+    assert.deepEqual(await unhealthy(), expected);
     assert.match((await kubectl('describe', 'clusterpodalert', name)).stdout, /Warning\s+Unhealthy\s.*Deployment web in /);
 
     // Labelled out, a namespace's alert resolves, there and in Alertmanager; labelled in, another's fires.

@@ -80,8 +80,8 @@ describe('PodBuggerTool against the real control plane, as its ServiceAccount', 
     const columns = (await kubectl('get', 'pbt', 'course-debug')).stdout.split('\n');
     assert.match(columns[0]!, /^NAME\s+SELECTOR\s+IMAGE\s+MATCHED\s+INJECTED\s+READY\s+AGE$/);
     assert.match(columns[1]!, /^course-debug\s+app=course\s+busybox:1\.36\s+3\s+3\s+True\s+/);
-    const podEvents = await events(injected[0].metadata.name);
-    assert.ok(podEvents.some((e: any) => e.reason === 'DebugContainerAdded' && e.note.includes(first)));
+    await waitFor('a DebugContainerAdded Event on the pod', async () => (await events(injected[0].metadata.name))
+      .some((e: any) => e.reason === 'DebugContainerAdded' && e.note.includes(first)));
   });
 
   it('lets kubectl exec run in the debug container', async () => {

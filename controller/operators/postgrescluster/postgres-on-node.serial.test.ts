@@ -743,8 +743,8 @@ describe('PostgresCluster on the real node', { skip: withoutRealNode(cluster) },
     assert.deepEqual((await get('pvc', '-l', 'keelson.dev/postgrescluster=orders,keelson.dev/member')).items
       .map((c: any) => c.metadata.uid).sort(), claims);
     assert.notEqual(password(await get('secret', 'orders-credentials')), old);
-    assert.match((await kubectl('get', 'events', '--field-selector', 'reason=CredentialsReset', '-o',
-      'jsonpath={.items[*].message}')).stdout, /made again with new passwords, which the primary sets/);
+    await waitFor('a CredentialsReset Event', async () => /made again with new passwords, which the primary sets/.test(
+      (await kubectl('get', 'events', '--field-selector', 'reason=CredentialsReset', '-o', 'jsonpath={.items[*].message}')).stdout));
     await startClient();
     await waitFor('orders to take reads', () => client('orders', 'SELECT 1').then(() => true, () => false), { timeoutMs: 30_000 });
     assert.equal(await client('orders', 'SELECT count(*) || \':\' || sum(id) FROM acks'), rows);

@@ -280,7 +280,7 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     const s = await running(2);
     for (const pod of await livePods()) assert.equal(pod.spec.containers[0].image, 'postgres:17.3');
     assert.deepEqual([s.currentVersion, s.currentImage], ['17.3', 'postgres:17.3']);
-    assert.ok((await reasons()).some((r: string) => r.startsWith('MajorUpgradeFailed')));
+    await waitFor('a MajorUpgradeFailed Event', async () => (await reasons()).some((r: string) => r.startsWith('MajorUpgradeFailed')));
   });
 
   it('follows the Lease: fences a pod still labelled primary, and finishes a promotion cut short', async () => {
@@ -309,7 +309,7 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
     assert.equal(refused.status, 'False');
     assert.match(refused.message, new RegExp(`^db-\\d{4}(, db-\\d{4})* cannot grow to 2Gi: .*storageclass.*\\(StorageClass ` +
       `${storageClass}\\); they keep their size, and new members get 2Gi$`));
-    assert.ok((await reasons()).some((r: string) => r.startsWith('ExpansionRefused db-')));
+    await waitFor('an ExpansionRefused Event', async () => (await reasons()).some((r: string) => r.startsWith('ExpansionRefused db-')));
     assert.deepEqual([...new Set(await claims())], ['1Gi']);
     // With a class that allows expansion, the next size asked for reaches every member claim.
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'storage.k8s.io/v1',
@@ -342,7 +342,8 @@ describe('PostgresCluster against the real control plane, as its ServiceAccount'
       return request?.phase === 'Failed' ? request : undefined;
     });
     assert.match(refused.message, /^no member is named "db-0009"/);
-    assert.ok((await reasons()).some((r: string) => r.startsWith('SwitchoverRefused no member is named "db-0009"')));
+    await waitFor('a SwitchoverRefused Event', async () =>
+      (await reasons()).some((r: string) => r.startsWith('SwitchoverRefused no member is named "db-0009"')));
     assert.equal((await status()).primary, 'db-0000');
     await kubectl('annotate', 'pgc', 'db', 'keelson.dev/switchover-to-');
     await waitFor('status.switchover gone with the annotation', async () => (await status())?.switchover === undefined);

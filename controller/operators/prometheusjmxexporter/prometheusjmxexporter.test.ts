@@ -349,8 +349,9 @@ describe('PrometheusJmxExporter on the real node', { skip: withoutRealNode(clust
     assert.match(reason, /^exec in flood\/flood: the command wrote more than 1048576 bytes; abandoned$/);
     const growth = (await realController.metric('process_resident_memory_bytes')) - rssBefore;
     assert.ok(growth < 64 * 1024 * 1024, `the controller grew by ${Math.round(growth / 1024 / 1024)} MiB`);
-    const failed = (await cluster.getJson(real, 'events.events.k8s.io', '--field-selector', 'regarding.name=flood'))?.items ?? [];
-    assert.ok(failed.some((e: { reason: string }) => e.reason === 'JmxExporterFailed'), 'no Warning Event on the pod');
+    await waitFor('a JmxExporterFailed Warning Event on the pod', async () => ((await cluster.getJson(real,
+      'events.events.k8s.io', '--field-selector', 'regarding.name=flood'))?.items ?? [])
+      .some((e: { reason: string }) => e.reason === 'JmxExporterFailed'));
     await apply({ apiVersion: 'keelson.dev/v1alpha1', kind: 'PodAlert', metadata: { name: 'after-flood', namespace: real },
       spec: { alerts: { checkRunningPods: true }, logLines: 0 } });
     await waitFor('PodAlert to reconcile after the flood', async () =>

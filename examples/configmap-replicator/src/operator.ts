@@ -108,7 +108,7 @@ class Replicator {
       { copies, observedGeneration: generation, conditions });
     const was = previous?.find((c) => c.type === 'Ready');
     if (written && (was?.reason !== outcome.reason || was?.message !== outcome.message)) {
-      await this.ctx.events.record(replication, outcome.status === 'True' ? 'Normal' : 'Warning', outcome.reason,
+      this.ctx.events.record(replication, outcome.status === 'True' ? 'Normal' : 'Warning', outcome.reason,
         outcome.message);
     }
   }
