@@ -66,7 +66,7 @@ try {
   const results: Results = new Map();
   const notes: string[] = [];
   const bench: Bench = { admin, kubeconfig: cluster.state.kubeconfig, nodes: cluster.state.nodes, settings, results, notes, log,
-    apiserverPid: apiserverPid(cluster.state.dir),
+    apiserverPid: apiserverPid(cluster.state.dir) ?? (log('no kube-apiserver process found: bursts report no apiserver CPU'), undefined),
     ...(values.profile ? { profileDir: resolve(values.profile) } : {}) };
   const cpu = cpus();
   const context = {
