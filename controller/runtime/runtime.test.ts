@@ -218,9 +218,10 @@ describe('controller runtime', () => {
         await putSource('chatty', { v });
         await waitForMirror('chatty', { v });
       }
-      const events = await waitFor('one Mirrored Event counted three times', async () => {
+      // At least three: a reconcile that runs again before the cache shows its own write applies once more, and says so.
+      const events = await waitFor('one Mirrored Event counted three times or more', async () => {
         const items = await eventsAbout('chatty');
-        return items.length === 1 && items[0]?.series?.count === 3 ? items : undefined;
+        return items.length === 1 && (items[0]?.series?.count ?? 1) >= 3 ? items : undefined;
       });
       assert.equal(events[0]!.reason, 'Mirrored');
       assert.equal(events[0]!.reportingController, 'keelson.dev/mirror');
